@@ -1,0 +1,140 @@
+"""Per-table analysis of a workload: per-scan CNF grouped by column, and CPS candidate plans.
+
+This is the pure heart of ``planner analyze``: it binds each scan's raw predicate to the table's
+column kinds, converts it to CNF and groups the clauses by column. Column-to-column comparisons
+(``l_commitdate < l_receiptdate``) become *derived boolean attributes*: a layout may split rows
+on them, and a query that asks for them can then skip the other side.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from planner.cnf.bind import bind, infer_kinds
+from planner.cnf.convert import project
+from planner.cnf.ir import ColumnPair, Opaque, Pred, and_
+from planner.cnf.normalize import DEFAULT_BUDGET, ColumnGroups, clause_str, cnf, group_by_column, nnf
+from planner.cnf.values import Kind, kind_of_type
+from planner.cnf.valueset import ValueSet
+from planner.cps import CandidatePlan, candidate_plan
+from planner.workload import Workload
+
+_FAMILY = {"<": ("<", True), ">=": ("<", False), "<=": ("<=", True), ">": ("<=", False),
+           "=": ("=", True), "<>": ("=", False)}
+
+
+def pair_feature(p: ColumnPair) -> tuple[str, bool]:
+    """Name of the derived attribute for a column pair, and the truth value the atom asks for.
+
+    ``a < b`` and ``a >= b`` are the TRUE and FALSE sides of one attribute ``a < b``.
+    """
+    c = p.canonical()
+    op, truth = _FAMILY[c.op]
+    return f"{c.left} {op} {c.right}", truth
+
+
+def parse_feature(key: str) -> ColumnPair | None:
+    parts = key.split(" ")
+    return ColumnPair(parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+
+
+@dataclass(frozen=True)
+class ScanAnalysis:
+    query: int  # index into workload.queries
+    alias: str
+    groups: ColumnGroups
+    unused: tuple[tuple[str, str], ...]  # (predicate, reason) that cannot prune
+
+    @property
+    def sets(self) -> dict[str, ValueSet]:
+        return self.groups.column_sets
+
+
+@dataclass(frozen=True)
+class TableAnalysis:
+    table: str
+    kinds: Mapping[str, Kind]  # real columns and derived attributes
+    derived: Mapping[str, ColumnPair]
+    scans: tuple[ScanAnalysis, ...]
+    candidates: tuple[CandidatePlan, ...]
+    notes: tuple[str, ...] = ()
+
+    def filter_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in self.scans:
+            for c in s.sets:
+                out[c] = out.get(c, 0) + 1
+        return out
+
+
+def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | None = None,
+                  budget: int = DEFAULT_BUDGET) -> TableAnalysis:
+    """Analyse every scan of ``table``; ``columns`` maps column name to Hive type when known."""
+    raw = [(i, s) for i, q in enumerate(workload.queries) for s in q.scans if s.table == table]
+    notes: list[str] = []
+    if columns:
+        kinds = {c.lower(): kind_of_type(t) for c, t in columns.items()}
+        for c, k in kinds.items():
+            if k is Kind.OTHER:
+                notes.append(f"column {c} ({columns[c]}) cannot be ordered; it is not used for partitioning")
+    else:
+        kinds = infer_kinds(s.predicate for _, s in raw)
+    derived: dict[str, ColumnPair] = {}
+    scans = []
+    for i, s in raw:
+        groups, unused = _analyse_predicate(s.predicate, kinds, budget, derived)
+        scans.append(ScanAnalysis(i, s.alias, groups, unused))
+    all_kinds = dict(kinds) | {k: Kind.BOOLEAN for k in derived}
+    by_col: dict[str, list[ValueSet]] = {}
+    for s in scans:
+        for c, vs in s.sets.items():
+            by_col.setdefault(c, []).append(vs)
+    cands = tuple(candidate_plan(table, c, all_kinds[c], sets, len(sets)) for c, sets in sorted(by_col.items()))
+    return TableAnalysis(table, all_kinds, derived, tuple(scans), cands, tuple(notes))
+
+
+def _analyse_predicate(predicate, kinds, budget, derived: dict[str, ColumnPair]):
+    bound = project(nnf(bind(predicate, kinds)))
+    groups = group_by_column(cnf(bound, budget))
+    sets = dict(groups.columns)
+    residual = []
+    for clause in groups.residual:
+        if len(clause) == 1 and isinstance(next(iter(clause)), ColumnPair):
+            (pair,) = clause
+            if kinds.get(pair.left) is not None and kinds.get(pair.left) == kinds.get(pair.right):
+                key, truth = pair_feature(pair)
+                derived[key] = parse_feature(key)
+                vs = ValueSet.points(Kind.BOOLEAN, [truth])
+                sets[key] = sets[key].intersect(vs) if key in sets else vs
+                continue
+        residual.append(clause)
+    unused = []
+    for clause in groups.opaque:
+        for a in clause:
+            if isinstance(a, Opaque):
+                unused.append((str(a), a.reason))
+    for clause in residual:
+        unused.append((clause_str(clause), "spans several columns (kept as a residual clause)"))
+    if groups.weakened:
+        unused.append(("(whole predicate)", f"CNF exceeded the budget of {budget} clauses; a weaker form is used"))
+    for a in _inexact(bound):
+        unused.append((a.text or str(a), "only approximated (LIKE pattern with inner wildcards)"))
+    groups = ColumnGroups(tuple(sorted(sets.items())), tuple(residual), groups.opaque, groups.weakened,
+                          groups.unsatisfiable)
+    return groups, tuple(dict.fromkeys(unused))
+
+
+def _inexact(e) -> Iterable[Pred]:
+    from planner.cnf.ir import atoms
+    return [a for a in atoms(e) if isinstance(a, Pred) and not a.exact]
+
+
+def analyze(workload: Workload, tables: Iterable[str] | None = None,
+            schemas: Mapping[str, Mapping[str, str]] | None = None, budget: int = DEFAULT_BUDGET
+            ) -> list[TableAnalysis]:
+    schemas = schemas or {}
+    names = list(tables) if tables else workload.tables()
+    return [analyze_table(workload, t, schemas.get(t), budget) for t in names]
+
+
+__all__ = ["analyze", "analyze_table", "TableAnalysis", "ScanAnalysis", "pair_feature", "parse_feature", "and_"]

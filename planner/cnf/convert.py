@@ -1,0 +1,141 @@
+"""Convert a sqlglot predicate into the IR, from the point of view of one table scan.
+
+``to_ir(node, owner)`` walks AND/OR/NOT and turns each comparison into an atom. ``owner(col)`` says
+whose column a ``exp.Column`` is: the scan's own column name, or ``None`` for a column of another
+table, an outer query or a derived table. Atoms that mention foreign columns become ``Opaque``
+with reason ``FOREIGN`` (join conditions, correlation): they say nothing about this scan's rows.
+They are not replaced by TRUE here, because that is only sound where the atom occurs positively;
+``project`` does it after NNF.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlglot import exp
+
+from planner.cnf.fold import NOT_CONSTANT, IntervalValue, fold
+from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, and_, map_atoms, not_, or_
+
+FOREIGN = "references another table or an outer query"
+SUBQUERY = "subquery predicate"
+COLUMN_PAIR = "compares two columns"
+
+_CMP = {exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+_FLIP = {"=": "=", "<>": "<>", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+_NONDETERMINISTIC = ("rand", "random", "uuid", "current_date", "current_timestamp", "now",
+                     "unix_timestamp", "monotonically_increasing_id", "shuffle")
+
+Owner = Callable[[exp.Column], "str | None"]
+
+
+def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
+    if isinstance(node, exp.Paren):
+        return to_ir(node.this, owner, dialect)
+    if isinstance(node, exp.And):
+        return and_(to_ir(node.this, owner, dialect), to_ir(node.expression, owner, dialect))
+    if isinstance(node, exp.Or):
+        return or_(to_ir(node.this, owner, dialect), to_ir(node.expression, owner, dialect))
+    if isinstance(node, exp.Not):
+        return not_(to_ir(node.this, owner, dialect))
+    atom = _atom(node, owner)
+    if atom is not None:
+        return atom
+    return _opaque(node, owner, dialect)
+
+
+def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None = None) -> Expr:
+    sql = node.sql(dialect=dialect)
+    if node.find(exp.Subquery, exp.Exists, exp.Select):
+        head = node.this if isinstance(node, exp.In) else None
+        col = _column(head, owner) if head is not None else None
+        return Opaque(sql, SUBQUERY, frozenset({col[0]}) if col and col[1] else frozenset())
+    mine, foreign = set(), False
+    for c in node.find_all(exp.Column):
+        name = owner(c)
+        if name is None:
+            foreign = True
+        else:
+            mine.add(name)
+    if foreign:
+        return Opaque(sql, FOREIGN, frozenset(mine))
+    if not mine and not list(node.find_all(exp.Column)):
+        v = fold(node)  # a constant predicate such as 1 = 1 or FALSE
+        if isinstance(v, bool):
+            return TRUE if v else FALSE
+        if v is None:
+            return UNKNOWN
+    names = {f.name.lower() for f in node.find_all(exp.Func) if f.name}
+    if reason is None:
+        if names & set(_NONDETERMINISTIC) or any(isinstance(f, (exp.Rand, exp.CurrentDate, exp.CurrentTimestamp))
+                                                for f in node.find_all(exp.Func)):
+            reason = "non-deterministic function"
+        elif any(isinstance(f, exp.Anonymous) for f in node.find_all(exp.Func)):
+            reason = "user-defined function"
+        else:
+            reason = "expression over columns"
+    return Opaque(sql, reason, frozenset(mine))
+
+
+def _column(node: exp.Expression, owner: Owner):
+    """``(name, True)`` for this scan's bare column, ``(None, False)`` for a foreign one."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+        name = owner(node)
+        return (name, True) if name is not None else (None, False)
+    return None
+
+
+def _constant(node: exp.Expression):
+    v = fold(node)
+    return NOT_CONSTANT if isinstance(v, IntervalValue) else v
+
+
+def _atom(node: exp.Expression, owner: Owner) -> Expr | None:
+    for cls, op in _CMP.items():
+        if type(node) is cls:
+            left, right = _column(node.this, owner), _column(node.expression, owner)
+            if left and right:
+                if left[1] and right[1]:
+                    return ColumnPair(left[0], op, right[0]).canonical()
+                return None  # join condition; _opaque marks it FOREIGN
+            if left and left[1]:
+                v = _constant(node.expression)
+                return None if v is NOT_CONSTANT else Cmp(left[0], op, (v,))
+            if right and right[1]:
+                v = _constant(node.this)
+                return None if v is NOT_CONSTANT else Cmp(right[0], _FLIP[op], (v,))
+            return None
+    if isinstance(node, exp.Between):
+        col = _column(node.this, owner)
+        lo, hi = _constant(node.args["low"]), _constant(node.args["high"])
+        if col and col[1] and lo is not NOT_CONSTANT and hi is not NOT_CONSTANT:
+            return Cmp(col[0], "between", (lo, hi))
+        return None
+    if isinstance(node, exp.In):
+        col = _column(node.this, owner)
+        if not (col and col[1]) or node.args.get("query") or node.args.get("unnest"):
+            return None
+        values = tuple(_constant(v) for v in node.expressions)
+        if not values or any(v is NOT_CONSTANT for v in values):
+            return None
+        return Cmp(col[0], "in", values)
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        col = _column(node.this, owner)
+        return Cmp(col[0], "isnull") if col and col[1] else None
+    if isinstance(node, exp.Like) and not node.args.get("escape"):
+        col = _column(node.this, owner)
+        pattern = _constant(node.expression)
+        if col and col[1] and isinstance(pattern, str):
+            return Cmp(col[0], "like", (pattern,))
+        return None
+    if isinstance(node, exp.Column):
+        col = _column(node, owner)  # WHERE flag  (a boolean column)
+        return Cmp(col[0], "=", (True,)) if col and col[1] else None
+    return None
+
+
+def project(e: Expr) -> Expr:
+    """Drop what says nothing about this scan: foreign atoms become TRUE (``e`` must be in NNF)."""
+    return map_atoms(e, lambda a: TRUE if isinstance(a, Opaque) and (
+        a.reason == FOREIGN or (a.reason == SUBQUERY and not a.columns)) else a)

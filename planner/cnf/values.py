@@ -1,0 +1,187 @@
+"""Typed literal values and the column kinds they belong to.
+
+A value is a plain Python object: ``int``, ``Decimal``, ``str``, ``datetime.date``,
+``datetime.datetime`` or ``bool``. A *kind* names the family a column (or literal) belongs to,
+which fixes how values compare and whether the domain is discrete (integers and dates are:
+``x > 5`` is ``x >= 6``; decimals and strings are not).
+
+Coercion follows Spark's rules for comparing a column with a literal: a string literal compared
+with a date column is cast to a date (``l_shipdate >= '1994-01-01'``), an integer literal compared
+with a decimal column is widened. A literal that cannot be coerced yields ``None`` and the caller
+makes the predicate opaque: it then never prunes, which is always safe.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+from enum import Enum
+from typing import Any
+
+
+class Kind(str, Enum):
+    INTEGER = "integer"
+    DECIMAL = "decimal"
+    STRING = "string"
+    DATE = "date"
+    TIMESTAMP = "timestamp"
+    BOOLEAN = "boolean"
+    OTHER = "other"  # maps, arrays, structs, binary: cannot be ordered, never partitioned on
+
+    @property
+    def discrete(self) -> bool:
+        return self in (Kind.INTEGER, Kind.DATE, Kind.BOOLEAN)
+
+    @property
+    def orderable(self) -> bool:
+        return self is not Kind.OTHER
+
+
+Value = Any  # int | Decimal | str | date | datetime | bool
+
+_HIVE_TYPES = {
+    "tinyint": Kind.INTEGER, "smallint": Kind.INTEGER, "int": Kind.INTEGER, "integer": Kind.INTEGER,
+    "bigint": Kind.INTEGER, "long": Kind.INTEGER, "short": Kind.INTEGER, "byte": Kind.INTEGER,
+    "decimal": Kind.DECIMAL, "numeric": Kind.DECIMAL, "float": Kind.DECIMAL, "double": Kind.DECIMAL,
+    "real": Kind.DECIMAL,
+    "string": Kind.STRING, "varchar": Kind.STRING, "char": Kind.STRING, "text": Kind.STRING,
+    "date": Kind.DATE, "timestamp": Kind.TIMESTAMP, "timestamp_ntz": Kind.TIMESTAMP,
+    "timestamp_ltz": Kind.TIMESTAMP, "boolean": Kind.BOOLEAN, "bool": Kind.BOOLEAN,
+}
+
+
+def kind_of_type(type_name: str) -> Kind:
+    """Map a Hive/Spark type name (``decimal(15,2)``, ``varchar(10)``, ``array<int>``) to a kind."""
+    base = re.split(r"[(<\s]", type_name.strip().lower(), maxsplit=1)[0]
+    return _HIVE_TYPES.get(base, Kind.OTHER)
+
+
+def kind_of_value(value: Value) -> Kind:
+    if isinstance(value, bool):
+        return Kind.BOOLEAN
+    if isinstance(value, int):
+        return Kind.INTEGER
+    if isinstance(value, (Decimal, float)):
+        return Kind.DECIMAL
+    if isinstance(value, dt.datetime):
+        return Kind.TIMESTAMP
+    if isinstance(value, dt.date):
+        return Kind.DATE
+    if isinstance(value, str):
+        return Kind.STRING
+    return Kind.OTHER
+
+
+_DATE_RE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$")
+_TS_RE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?\s*$")
+
+
+def parse_date(text: str) -> dt.date | None:
+    m = _DATE_RE.match(text)
+    if not m:
+        return None
+    try:
+        return dt.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+
+
+def parse_timestamp(text: str) -> dt.datetime | None:
+    m = _TS_RE.match(text)
+    if not m:
+        d = parse_date(text)
+        return dt.datetime(d.year, d.month, d.day) if d else None
+    try:
+        micro = int((m[7] or "0").ljust(6, "0"))
+        return dt.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6] or 0), micro)
+    except ValueError:
+        return None
+
+
+def coerce(value: Value, kind: Kind) -> Value | None:
+    """Coerce a literal to the kind of the column it is compared with, or ``None`` if unsafe."""
+    have = kind_of_value(value)
+    if have is kind:
+        return value
+    if kind is Kind.DECIMAL and have is Kind.INTEGER:
+        return Decimal(value)
+    if kind is Kind.DECIMAL and isinstance(value, float):
+        return Decimal(repr(value))
+    if kind is Kind.INTEGER and have is Kind.DECIMAL:
+        # ``int_col = 2.0`` matches 2; ``int_col = 2.5`` matches nothing. Keep the decimal: intervals
+        # compare int and Decimal correctly, and discreteness is applied by the caller.
+        return Decimal(value)
+    if have is Kind.STRING:
+        if kind is Kind.DATE:
+            return parse_date(value)
+        if kind is Kind.TIMESTAMP:
+            return parse_timestamp(value)
+        if kind in (Kind.INTEGER, Kind.DECIMAL):
+            try:
+                d = Decimal(value.strip())
+            except InvalidOperation:
+                return None
+            return int(d) if kind is Kind.INTEGER and d == d.to_integral_value() else d
+        return None
+    if kind is Kind.TIMESTAMP and have is Kind.DATE:
+        return dt.datetime(value.year, value.month, value.day)
+    if kind is Kind.STRING and have in (Kind.DATE,):
+        return value.isoformat()
+    return None
+
+
+def successor(value: Value, kind: Kind) -> Value | None:
+    """The next value of a discrete domain (``x > 5`` is ``x >= 6``), or ``None`` if not discrete."""
+    if kind is Kind.INTEGER and isinstance(value, int) and not isinstance(value, bool):
+        return value + 1
+    if kind is Kind.DATE and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value + dt.timedelta(days=1) if value < dt.date.max else None
+    return None
+
+
+def predecessor(value: Value, kind: Kind) -> Value | None:
+    if kind is Kind.INTEGER and isinstance(value, int) and not isinstance(value, bool):
+        return value - 1
+    if kind is Kind.DATE and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value - dt.timedelta(days=1) if value > dt.date.min else None
+    return None
+
+
+def render(value: Value) -> str:
+    """A short human form used in reports and golden files."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    return str(value)
+
+
+def to_json(value: Value) -> Any:
+    """Tagged JSON form that round-trips exactly (decimals as strings, dates as ISO)."""
+    if value is None:
+        return None
+    kind = kind_of_value(value)
+    if kind is Kind.DECIMAL:
+        return {"decimal": str(value)}
+    if kind is Kind.DATE:
+        return {"date": value.isoformat()}
+    if kind is Kind.TIMESTAMP:
+        return {"timestamp": value.isoformat(sep=" ")}
+    return value
+
+
+def from_json(obj: Any) -> Value:
+    if isinstance(obj, dict):
+        ((tag, text),) = obj.items()
+        if tag == "decimal":
+            return Decimal(text)
+        if tag == "date":
+            return dt.date.fromisoformat(text)
+        if tag == "timestamp":
+            return dt.datetime.fromisoformat(text)
+        raise ValueError(f"unknown value tag {tag!r}")
+    return obj

@@ -1,0 +1,172 @@
+"""Read a workload file: split it into statements, parse them, keep the queries.
+
+Statements are split on the tokenizer's semicolons, so a ``;`` inside a string or a comment is
+not a separator, and every statement keeps its 1-based number and starting line for error
+messages. ``SET``, ``USE`` and DDL are skipped and counted (``USE db`` still changes the database
+that unqualified table names belong to). Every SELECT, INSERT … SELECT and UNION becomes a
+``Query`` with the scans of each base table it reads (see ``scans.py``).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from planner.cnf.ir import Expr
+from planner.errors import InputError, Location, SchemaError, WorkloadError
+from planner.workload.scans import Schema, iter_scans
+
+DIALECTS = ("hive", "spark")
+
+
+@dataclass(frozen=True)
+class Scan:
+    table: str
+    alias: str
+    predicate: Expr
+
+
+@dataclass(frozen=True)
+class Query:
+    number: int  # statement number in the file, 1-based
+    line: int
+    sql: str
+    template: str
+    scans: tuple[Scan, ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Workload:
+    path: str
+    dialect: str
+    queries: tuple[Query, ...]
+    skipped: tuple[tuple[str, int], ...] = ()  # (reason, count)
+    errors: tuple[str, ...] = ()  # statements skipped under --on-error skip
+
+    def tables(self) -> list[str]:
+        return sorted({s.table for q in self.queries for s in q.scans})
+
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for q in self.queries:
+            h.update(q.sql.encode())
+            h.update(b"\0")
+        return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Statement:
+    number: int
+    line: int
+    sql: str
+    comments: tuple[str, ...] = field(default=())
+
+
+def split_statements(text: str, path: str, dialect: str = "hive") -> Iterator[Statement]:
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(text)
+    except TokenError as e:
+        raise WorkloadError(f"cannot split the file into statements: {e}", Location(path)) from None
+    number, start = 0, None
+    comments: list[str] = []
+    for i, tok in enumerate(tokens + [None]):
+        if tok is None or tok.token_type == TokenType.SEMICOLON:
+            if start is not None:
+                number += 1
+                first, last = tokens[start], tokens[i - 1]
+                yield Statement(number, first.line, text[first.start:last.end + 1], tuple(comments))
+            start, comments = None, []
+            continue
+        if start is None:
+            start = i
+            comments = list(tok.comments or [])
+
+
+def _template(stmt: Statement, tree: exp.Expression, dialect: str) -> str:
+    for c in stmt.comments:
+        c = c.strip()
+        if c:
+            return c.split("\n")[0].strip()[:60]
+    shape = tree.transform(lambda n: exp.Placeholder() if isinstance(n, exp.Literal) else n)
+    return "T" + hashlib.sha1(shape.sql(dialect=dialect).encode()).hexdigest()[:8]
+
+
+_SKIP = ((exp.Set, "SET"), (exp.Use, "USE"), (exp.Create, "DDL"), (exp.Drop, "DDL"), (exp.Alter, "DDL"),
+         (exp.Command, "other command"), (exp.Describe, "other command"))
+
+
+def read_workload(path: str | Path, *, dialect: str = "hive", schema: Schema | None = None,
+                  on_error: str = "fail", database: str | None = None) -> Workload:
+    """Read and parse a workload file. ``on_error`` is ``fail`` or ``skip``."""
+    path = str(path)
+    if dialect not in DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WorkloadError("no such file", Location(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise WorkloadError(f"cannot read the file: {e}", Location(path)) from None
+    return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database)
+
+
+def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive", schema: Schema | None = None,
+                   on_error: str = "fail", database: str | None = None) -> Workload:
+    schema = schema or Schema()
+    queries: list[Query] = []
+    skipped: dict[str, int] = {}
+    errors: list[str] = []
+    current_db = database.lower() if database else None
+    for stmt in split_statements(text, path, dialect):
+        where = Location(path, stmt.number, stmt.line)
+        try:
+            tree = sqlglot.parse_one(stmt.sql, read=dialect)
+        except (ParseError, TokenError) as e:
+            _fail(WorkloadError(f"syntax error: {_first_line(e)}", where), on_error, errors, skipped)
+            continue
+        except RecursionError:
+            _fail(WorkloadError("statement is nested too deeply to parse", where), on_error, errors, skipped)
+            continue
+        kind = next((label for cls, label in _SKIP if isinstance(tree, cls)), None)
+        if isinstance(tree, exp.Use):
+            current_db = tree.this.name.lower() if tree.this is not None else current_db
+        if kind is not None or not tree.find(exp.Select):
+            skipped[kind or "no SELECT"] = skipped.get(kind or "no SELECT", 0) + 1
+            continue
+        notes: list[str] = []
+        try:
+            scans = tuple(Scan(s.table, s.alias, s.predicate) for s in iter_scans(tree, schema, current_db, dialect, notes))
+        except SchemaError as e:
+            _fail(SchemaError(e.reason, where), on_error, errors, skipped)
+            continue
+        except RecursionError:
+            _fail(WorkloadError("statement is nested too deeply to analyse", where), on_error, errors, skipped)
+            continue
+        queries.append(Query(stmt.number, stmt.line, stmt.sql, _template(stmt, tree, dialect), scans,
+                             tuple(dict.fromkeys(notes))))
+    if not queries and not errors:
+        what = "is empty" if not skipped else "has no queries (only " + ", ".join(skipped) + " statements)"
+        raise WorkloadError(f"the workload {what}", Location(path))
+    return Workload(path, dialect, tuple(queries), tuple(sorted(skipped.items())), tuple(errors))
+
+
+def _first_line(e: Exception) -> str:
+    errs = getattr(e, "errors", None)
+    if errs:
+        d = errs[0]
+        return f"{d.get('description', '')} near {d.get('highlight', '')!r} (line {d.get('line')}, column {d.get('col')})"
+    return str(e).split("\n")[0]
+
+
+def _fail(err: InputError, on_error: str, errors: list[str], skipped: dict[str, int]) -> None:
+    if on_error != "skip":
+        raise err
+    errors.append(str(err))
+    skipped["error"] = skipped.get("error", 0) + 1

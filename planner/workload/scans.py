@@ -1,0 +1,160 @@
+"""Find every base-table scan in a query and the predicate that can be pushed down to it.
+
+A query may read one table several times (TPC-H Q21 reads lineitem as l1, l2 and l3), inside
+CTEs, derived tables, IN/EXISTS subqueries and UNION ALL branches. sqlglot's scope traversal
+visits every SELECT; in each we take the FROM/JOIN sources that are base tables and collect the
+conditions that may filter that scan *before* the join without changing the result:
+
+    position:        0            1                 2
+    FROM a  LEFT JOIN b ON <on1>  JOIN c ON <on2>  WHERE <w>
+
+* WHERE and inner-join ON filter every source that no outer join can null-extend: ``a`` and ``c``
+  here get ``<w>`` and ``<on2>``, ``b`` gets neither (``b.x IS NULL`` in WHERE keeps the rows that
+  found *no* match in b, so pre-filtering b would change the answer).
+* A LEFT/SEMI/ANTI join's ON filters its own right side (``b`` gets ``<on1>``); a RIGHT join's ON
+  filters the sources before it; FULL joins filter nothing.
+
+Predicates on derived tables are not pushed into them (conservative); their own WHERE is a scope
+of its own and is collected there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from planner.cnf.convert import to_ir
+from planner.cnf.ir import TRUE, Expr, and_
+from planner.errors import SchemaError
+
+
+@dataclass(frozen=True)
+class ScanSite:
+    """One read of a base table inside a query."""
+
+    table: str  # lower-case, qualified with the current database when one is known
+    alias: str
+    predicate: Expr  # raw IR (Cmp atoms, not yet bound to column kinds)
+    node: exp.Table = field(compare=False, hash=False, repr=False)
+    scope: Scope = field(compare=False, hash=False, repr=False)
+
+
+def table_name(node: exp.Table, current_db: str | None) -> str:
+    db = node.args.get("db")
+    db_name = db.name if db is not None else current_db
+    return f"{db_name}.{node.name}".lower() if db_name else node.name.lower()
+
+
+class Schema:
+    """Known columns per table (``{"db.t": {"col": "type"}}``); unknown tables resolve loosely."""
+
+    def __init__(self, tables: Mapping[str, Mapping[str, str]] | None = None):
+        self.tables = {k.lower(): {c.lower(): t for c, t in v.items()} for k, v in (tables or {}).items()}
+
+    def columns(self, table: str) -> Mapping[str, str] | None:
+        if table in self.tables:
+            return self.tables[table]
+        short = table.rsplit(".", 1)[-1]
+        matches = [v for k, v in self.tables.items() if k.rsplit(".", 1)[-1] == short and "." not in table]
+        return matches[0] if len(matches) == 1 else None
+
+    def __bool__(self) -> bool:
+        return bool(self.tables)
+
+
+def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = None,
+               dialect: str = "hive", notes: list[str] | None = None) -> Iterator[ScanSite]:
+    notes = notes if notes is not None else []
+    for scope in traverse_scope(tree):
+        select = scope.expression
+        if not isinstance(select, exp.Select):
+            continue
+        from_ = select.args.get("from") or select.args.get("from_")
+        if from_ is None:
+            continue
+        joins = select.args.get("joins") or []
+        sources = [from_.this] + [j.this for j in joins]
+        for pos, src in enumerate(sources):
+            if not isinstance(src, exp.Table) or not isinstance(scope.sources.get(src.alias_or_name), exp.Table):
+                continue
+            name = table_name(src, current_db)
+            owner = _owner(scope, sources, src, name, schema, notes)
+            conds = [to_ir(c, owner, dialect) for c in _pushable(select, joins, pos)]
+            yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE, src, scope)
+
+
+def _side(j: exp.Join) -> str:
+    return (j.side or "").upper()
+
+
+def _pushable(select: exp.Select, joins: list[exp.Join], pos: int) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+
+    def nullable(p: int, upto: int) -> bool:
+        if p >= 1 and _side(joins[p - 1]) in ("LEFT", "FULL") and (joins[p - 1].kind or "").upper() not in (
+                "SEMI", "ANTI"):
+            return True
+        return any(_side(joins[m - 1]) in ("RIGHT", "FULL") for m in range(p + 1, upto + 1))
+
+    where = select.args.get("where")
+    if where is not None and not nullable(pos, len(joins)):
+        out.append(where.this)
+    for k, j in enumerate(joins, start=1):
+        on = j.args.get("on")
+        if on is None:
+            continue
+        side, kind = _side(j), (j.kind or "").upper()
+        if side == "FULL":
+            continue
+        if side == "LEFT" or kind in ("SEMI", "ANTI"):
+            if pos == k:
+                out.append(on)
+        elif side == "RIGHT":
+            if pos < k and not nullable(pos, k - 1):
+                out.append(on)
+        elif pos <= k and not nullable(pos, k):
+            out.append(on)
+    return out
+
+
+def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, notes: list[str]):
+    alias = me.alias_or_name.lower()
+    my_cols = schema.columns(my_table)
+    others = [s for s in sources if s is not me]
+
+    def source_has(src, col: str) -> bool | None:
+        if isinstance(src, exp.Table) and isinstance(scope.sources.get(src.alias_or_name), exp.Table):
+            cols = schema.columns(table_name(src, None)) or schema.columns(src.name.lower())
+            return None if cols is None else col in cols
+        inner = scope.sources.get(src.alias_or_name)
+        if isinstance(inner, Scope) and isinstance(inner.expression, (exp.Select, exp.SetOperation)):
+            return col in {n.lower() for n in inner.expression.named_selects}
+        return None
+
+    def owner(c: exp.Column) -> str | None:
+        col = c.name.lower()
+        if c.table:
+            if c.table.lower() != alias:
+                return None
+            if my_cols is not None and col not in my_cols:
+                raise SchemaError(f"table {my_table} has no column {col}")
+            return col
+        if my_cols is not None:
+            if col in my_cols:
+                return col
+            if not others and scope.parent is None:
+                raise SchemaError(f"table {my_table} has no column {col}")
+            return None
+        if not others:
+            return col  # the only table in scope, no schema: assume it is ours
+        claims = [source_has(s, col) for s in others]
+        if any(claims):
+            return None
+        if all(c is False for c in claims):
+            return col
+        notes.append(f"column {col} could belong to several tables; give a schema to resolve it")
+        return None
+
+    return owner
