@@ -44,6 +44,7 @@ class ScanAnalysis:
     alias: str
     groups: ColumnGroups
     unused: tuple[tuple[str, str], ...]  # (predicate, reason) that cannot prune
+    columns: frozenset[str] | None = None  # columns read; None = all
 
     @property
     def sets(self) -> dict[str, ValueSet]:
@@ -83,7 +84,7 @@ def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | N
     scans = []
     for i, s in raw:
         groups, unused = _analyse_predicate(s.predicate, kinds, budget, derived)
-        scans.append(ScanAnalysis(i, s.alias, groups, unused))
+        scans.append(ScanAnalysis(i, s.alias, groups, unused, s.columns))
     all_kinds = dict(kinds) | {k: Kind.BOOLEAN for k in derived}
     by_col: dict[str, list[ValueSet]] = {}
     for s in scans:

@@ -30,6 +30,7 @@ class Scan:
     table: str
     alias: str
     predicate: Expr
+    columns: frozenset[str] | None = None  # None: every column (SELECT *)
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive"
             continue
         notes: list[str] = []
         try:
-            scans = tuple(Scan(s.table, s.alias, s.predicate) for s in iter_scans(tree, schema, current_db, dialect, notes))
+            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in iter_scans(tree, schema, current_db, dialect, notes))
         except SchemaError as e:
             _fail(SchemaError(e.reason, where), on_error, errors, skipped)
             continue

@@ -37,6 +37,7 @@ class ScanSite:
     table: str  # lower-case, qualified with the current database when one is known
     alias: str
     predicate: Expr  # raw IR (Cmp atoms, not yet bound to column kinds)
+    columns: frozenset[str] | None  # columns the query reads from this scan; None = all (SELECT *)
     node: exp.Table = field(compare=False, hash=False, repr=False)
     scope: Scope = field(compare=False, hash=False, repr=False)
 
@@ -82,7 +83,26 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             name = table_name(src, current_db)
             owner = _owner(scope, sources, src, name, schema, notes)
             conds = [to_ir(c, owner, dialect) for c in _pushable(select, joins, pos)]
-            yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE, src, scope)
+            yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE,
+                           _columns_read(select, scope, src, owner, single=len(sources) == 1), src, scope)
+
+
+def _columns_read(select: exp.Select, scope: Scope, me: exp.Table, owner, single: bool) -> frozenset[str] | None:
+    alias = me.alias_or_name.lower()
+    for star in select.expressions:
+        if isinstance(star, exp.Star) and single:
+            return None
+        if isinstance(star, exp.Star) or (isinstance(star, exp.Column) and isinstance(star.this, exp.Star)
+                                          and (not star.table or star.table.lower() == alias)):
+            return None
+    out = set()
+    for c in scope.columns:
+        if isinstance(c.this, exp.Star) or c.find_ancestor(exp.Select) is not select:
+            continue  # columns of correlated subqueries are resolved in their own scope
+        name = owner(c)
+        if name is not None:
+            out.add(name)
+    return frozenset(out)
 
 
 def _side(j: exp.Join) -> str:
@@ -158,3 +178,26 @@ def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, 
         return None
 
     return owner
+
+
+def schema_from_ddl(text: str, path: str = "<schema>", dialect: str = "hive") -> Schema:
+    """Read ``CREATE TABLE`` statements into a ``Schema`` (other statements are ignored)."""
+    from planner.errors import Location, WorkloadError
+    import sqlglot
+    from sqlglot.errors import ParseError, TokenError
+
+    tables: dict[str, dict[str, str]] = {}
+    try:
+        trees = sqlglot.parse(text, read=dialect)
+    except (ParseError, TokenError) as e:
+        raise WorkloadError(f"cannot parse schema: {str(e).splitlines()[0]}", Location(path)) from None
+    for tree in trees:
+        if not isinstance(tree, exp.Create) or not isinstance(tree.this, exp.Schema):
+            continue
+        target = tree.this.this
+        cols = {d.name.lower(): d.args["kind"].sql(dialect=dialect).lower()
+                for d in tree.this.expressions if isinstance(d, exp.ColumnDef) and d.args.get("kind")}
+        tables[table_name(target, None)] = cols
+    if not tables:
+        raise WorkloadError("no CREATE TABLE statements found", Location(path))
+    return Schema(tables)
