@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from planner.cnf.ir import ColumnPair
-from planner.cnf.values import Kind
+from planner.cnf.values import Kind, from_json, to_json
 from planner.cnf.valueset import ValueSet
 from planner.errors import LayoutError
 
@@ -44,6 +44,9 @@ class Ordering:
 
     method: str = "none"  # none | sort | zorder
     columns: tuple[str, ...] = ()
+    # z-order only: per column, the ascending quantile boundaries that bucket values before their
+    # bits are interleaved (so the emitted SQL and the cost model compute the same z-value).
+    bounds: tuple[tuple, ...] = ()
 
     def describe(self) -> str:
         return "none" if self.method == "none" else f"{self.method}({', '.join(self.columns)})"
@@ -82,7 +85,8 @@ class Layout:
             "table": self.table,
             "strategy": self.strategy,
             "partition_column": self.partition_column,
-            "order": {"method": self.order.method, "columns": list(self.order.columns)},
+            "order": {"method": self.order.method, "columns": list(self.order.columns),
+                      "bounds": [[to_json(v) for v in b] for b in self.order.bounds]},
             "attributes": {k: v.value for k, v in self.kinds},
             "derived": {k: [p.left, p.op, p.right] for k, p in self.derived},
             "partitions": [
@@ -101,7 +105,8 @@ class Layout:
                 table=obj["table"],
                 strategy=obj["strategy"],
                 partition_column=obj["partition_column"],
-                order=Ordering(obj["order"]["method"], tuple(obj["order"]["columns"])),
+                order=Ordering(obj["order"]["method"], tuple(obj["order"]["columns"]),
+                               tuple(tuple(from_json(v) for v in b) for b in obj["order"].get("bounds", []))),
                 kinds=tuple((k, Kind(v)) for k, v in obj["attributes"].items()),
                 derived=tuple((k, ColumnPair(*v)) for k, v in obj["derived"].items()),
                 partitions=tuple(

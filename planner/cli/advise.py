@@ -1,0 +1,86 @@
+"""``planner advise workload.sql --table db.t``: rank layouts on real statistics, write layout.json."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from planner.analysis import analyze_table
+from planner.cli.main import cli, common_workload_options
+from planner.costmodel.cost import CostParams
+from planner.errors import InputError
+from planner.workload import Schema, read_workload
+
+
+def metastore_option(fn):
+    fn = click.option("--metastore", metavar="thrift://HOST:PORT",
+                      help="A standalone Hive Metastore (default: the embedded one in --state-dir).")(fn)
+    fn = click.option("--state-dir", type=click.Path(file_okay=False), default=None,
+                      help="Where the embedded metastore, warehouse and caches live (default ./.planner).")(fn)
+    return fn
+
+
+def spark_for(state_dir, metastore):
+    from hive_integration.session import build_spark_session, default_state_dir
+
+    if metastore and not metastore.startswith("thrift://"):
+        raise InputError(f"--metastore must look like thrift://host:port, not {metastore!r}")
+    state = Path(state_dir) if state_dir else default_state_dir()
+    return build_spark_session(state, metastore_uri=metastore), state
+
+
+@cli.command("advise")
+@click.argument("workload", type=click.Path(dir_okay=False))
+@click.option("--table", required=True, help="The table to lay out, e.g. db.lineitem.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="advice", show_default=True,
+              help="Folder for layout.json (and, with the SQL emitter, ddl.sql, apply.sql, report.md).")
+@click.option("--sample-rows", type=int, default=200_000, show_default=True)
+@click.option("--max-partitions", type=int, default=1000, show_default=True,
+              help="Upper bound on partitions (Hive's hive.exec.max.dynamic.partitions).")
+@click.option("--min-partition-mb", type=float, default=4.0, show_default=True)
+@click.option("--target-file-mb", type=float, default=128.0, show_default=True)
+@click.option("--row-group-rows", type=int, default=15_000, show_default=True,
+              help="Rows per Parquet row group the layout will be written with.")
+@click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
+@metastore_option
+@common_workload_options
+def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partition_mb, target_file_mb,
+               row_group_rows, aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
+    """Rank candidate layouts for TABLE under WORKLOAD and write the winner to OUT/layout.json."""
+    from hive_integration.statistics import gather_stats, table_schema
+    from planner.advice import advice_json, advice_text, advise
+
+    if max_partitions < 1 or sample_rows < 1:
+        raise InputError("--max-partitions and --sample-rows must be positive")
+    spark, state = spark_for(state_dir, metastore)
+    table = table.lower()
+    columns = table_schema(spark, table)
+    wl = read_workload(workload, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
+                       database=table.split(".")[0] if "." in table else None)
+    names = {s.table for q in wl.queries for s in q.scans}
+    target = table if table in names else next((n for n in names if n.split(".")[-1] == table.split(".")[-1]), None)
+    if target is None:
+        raise InputError(f"{workload}: no query reads {table} (tables read: {', '.join(sorted(names))})")
+    analysis = analyze_table(wl, target, columns)
+    log = (lambda m: click.echo(m, err=True)) if fmt == "text" else None
+    stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=log)
+    params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
+                        target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
+                        aggregation_factor=aggregation_factor)
+    advice = advise(wl, analysis, stats, params, log)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    layout = advice.layout
+    layout = layout.__class__(**{**layout.__dict__, "table": table})
+    (out / "layout.json").write_text(layout.dumps() + "\n", encoding="utf-8")
+    try:
+        from planner.emit.advice_folder import write_advice_folder
+        write_advice_folder(out, layout, columns, advice)
+    except ImportError:
+        pass
+    if fmt == "json":
+        click.echo(json.dumps(advice_json(advice), indent=2, default=str))
+    else:
+        click.echo(advice_text(advice))
+        click.echo(f"\nwrote {out / 'layout.json'}")
