@@ -36,11 +36,13 @@ more than ``max_groups`` runs:
 
 * if ``max_groups · m²`` is small (``EXACT_BUDGET``), a DP layered by run count is exact;
 * otherwise a per-run penalty λ is added and binary-searched (Lagrangian relaxation). The result
-  respects the bound and is optimal among plans with *its own* run count, but a plan with more
-  runs (still within the bound) might be slightly cheaper. ``Merge.exact`` says which happened.
+  respects the bound and is the cheapest of all plans with at most *its own* run count; when
+  that count equals the bound it is exact, otherwise a plan with more runs (still within the
+  bound) might be slightly cheaper (the duality gap). ``Merge.exact`` says which happened.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -299,25 +301,30 @@ def column_pieces(model, column: str) -> ColumnPieces:
     return ColumnPieces(column, pieces, rows, hits, weights)
 
 
-def piece_counts(sample, column: str, pieces: Sequence[ValueSet]) -> np.ndarray:
-    """Sample rows per piece, with the bisection rules of ``SampleFrame.mask`` (no masks kept)."""
-    import bisect
+def piece_labels(sample, column: str, pieces: Sequence[ValueSet]) -> np.ndarray:
+    """Piece index of every sample row (-1 if none), with the bisection rules of ``SampleFrame.mask``.
 
+    One pass over the sorted distinct values instead of one row mask per piece (which the sample
+    would also cache: thousands of pieces times the sample size).
+    """
     uniq = sample.uniques(column)
-    codes = sample.codes(column)
-    prefix = np.concatenate(([0], np.cumsum(np.bincount(codes[codes >= 0], minlength=len(uniq)))))
-    nulls = int((codes < 0).sum())
-    out = np.zeros(len(pieces), dtype=np.int64)
+    of_unique = np.full(len(uniq) + 1, -1, dtype=np.int64)  # the extra slot is NULL (code -1)
     for p_idx, vs in enumerate(pieces):
-        n = nulls if vs.null else 0
+        if vs.null:
+            of_unique[-1] = p_idx
         for iv in vs.intervals:
             start = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
                                              else bisect.bisect_right(uniq, iv.lo))
             end = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
                                                    else bisect.bisect_left(uniq, iv.hi))
-            n += int(prefix[max(end, start)] - prefix[start])
-        out[p_idx] = n
-    return out
+            of_unique[start:end] = p_idx
+    return of_unique[sample.codes(column)]
+
+
+def piece_counts(sample, column: str, pieces: Sequence[ValueSet]) -> np.ndarray:
+    """Sample rows per piece."""
+    labels = piece_labels(sample, column, pieces)
+    return np.bincount(labels[labels >= 0], minlength=len(pieces))
 
 
 def model_overhead(model) -> Callable[[np.ndarray], np.ndarray]:
@@ -371,4 +378,4 @@ def cps_single_column(model, column: str, *, max_partitions: int | None = None) 
 
 
 __all__ = ["Merge", "merge_pieces", "solve_merge", "grouping_cost", "ColumnPieces", "column_pieces",
-           "piece_counts", "model_overhead", "merge_column", "group_sets", "cps_single_column"]
+           "piece_labels", "piece_counts", "model_overhead", "merge_column", "group_sets", "cps_single_column"]

@@ -29,7 +29,12 @@ _PC_OPS = {"<": pc.less, "<=": pc.less_equal, "=": pc.equal, ">": pc.greater, ">
 
 
 class SampleFrame:
+    MAX_CACHED_MASKS = 512  # a mask is one byte per sample row: bound the memory they hold
+
     def __init__(self, table: pa.Table, derived: Mapping[str, ColumnPair] | None = None):
+        # string_view (as tpchgen-cli's Parquet reads back) has no index_in kernel: use string.
+        table = table.cast(pa.schema([
+            pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in table.schema]))
         self.table = table
         self.n = table.num_rows
         self.derived = dict(derived or {})
@@ -78,6 +83,8 @@ class SampleFrame:
                 umask[start:end] = True
             umask[-1] = values.null
             hit = umask[self.codes(attribute)]
+            if len(self._masks) >= self.MAX_CACHED_MASKS:
+                self._masks.pop(next(iter(self._masks)))
             self._masks[key] = hit
         return hit
 
