@@ -8,6 +8,7 @@ on them, and a query that asks for them can then skip the other side.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Mapping
 
 from planner.cnf.bind import bind, infer_kinds
@@ -46,7 +47,7 @@ class ScanAnalysis:
     unused: tuple[tuple[str, str], ...]  # (predicate, reason) that cannot prune
     columns: frozenset[str] | None = None  # columns read; None = all
 
-    @property
+    @cached_property
     def sets(self) -> dict[str, ValueSet]:
         return self.groups.column_sets
 

@@ -57,7 +57,7 @@ def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partit
     table = table.lower()
     columns = table_schema(spark, table)
     wl = read_workload(workload, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
-                       database=table.split(".")[0] if "." in table else None)
+                       database=table.split(".")[0] if "." in table else None, tables=[table])
     names = {s.table for q in wl.queries for s in q.scans}
     target = table if table in names else next((n for n in names if n.split(".")[-1] == table.split(".")[-1]), None)
     if target is None:

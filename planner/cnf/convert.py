@@ -44,11 +44,12 @@ def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
 
 
 def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None = None) -> Expr:
-    sql = node.sql(dialect=dialect)
+    # Printing SQL is the expensive part; foreign atoms (join conditions) never need it.
     if node.find(exp.Subquery, exp.Exists, exp.Select):
         head = node.this if isinstance(node, exp.In) else None
         col = _column(head, owner) if head is not None else None
-        return Opaque(sql, SUBQUERY, frozenset({col[0]}) if col and col[1] else frozenset())
+        mine_sq = frozenset({col[0]}) if col and col[1] else frozenset()
+        return Opaque(node.sql(dialect=dialect) if mine_sq else "<subquery>", SUBQUERY, mine_sq)
     mine, foreign = set(), False
     for c in node.find_all(exp.Column):
         name = owner(c)
@@ -57,7 +58,8 @@ def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None
         else:
             mine.add(name)
     if foreign:
-        return Opaque(sql, FOREIGN, frozenset(mine))
+        return Opaque("<foreign>", FOREIGN, frozenset(mine))
+    sql = node.sql(dialect=dialect)
     if not mine and not list(node.find_all(exp.Column)):
         v = fold(node)  # a constant predicate such as 1 = 1 or FALSE
         if isinstance(v, bool):

@@ -18,6 +18,7 @@ multi-column and opaque clauses.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
 from typing import Iterable
 
@@ -204,7 +205,7 @@ class ColumnGroups:
     weakened: bool = False
     unsatisfiable: bool = False
 
-    @property
+    @cached_property
     def column_sets(self) -> dict[str, ValueSet]:
         return dict(self.columns)
 

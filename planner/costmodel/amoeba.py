@@ -18,7 +18,7 @@ equal weights only the order of the remaining allocations matters, so using the 
 instead of ours picks the same attributes.) Example, 16 buckets over (a, b, c, d):
 
     depth 4, budget 8, allocation 2 each
-    root: a (uses 2);  depth 1: b, c (1 each);  depth 2: d, d, b, c (0.5 each) ...
+    root: a (uses 2);  depth 1: b, c (1 each);  depth 2: d, d, b, d (0.5 each) ...
     -> every attribute ends with about 2 used, as in the paper's Figure 4(a).
 
 Ties in the remaining allocation go to the attribute cut least often on the node's path, then to
@@ -27,13 +27,14 @@ the first in the given order (the paper picks at random; we stay deterministic).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from collections import deque
 from typing import Mapping, Sequence
 
 import numpy as np
 
 from planner.cnf.values import Kind
-from planner.costmodel.cost import CostParams
+from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.trees import Cut, Node, SortedCodes, tree_layout
 from planner.layout import Layout
@@ -74,9 +75,15 @@ def median_code(codes: SortedCodes, rows: np.ndarray) -> int | None:
     return int(values[np.argmin(np.abs(2 * left - keys.size))])
 
 
-def _amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], *, rows: int,
-                 row_bytes: float, max_partition_bytes: int, max_partitions: int, min_leaf_rows: int,
-                 table: str, strategy: str) -> Layout:
+def amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], *, rows: int,
+                row_bytes: float, max_partition_bytes: int, max_partitions: int, table: str,
+                min_leaf_rows: int = CostParams.row_group_rows, strategy: str = "amoeba") -> Layout:
+    """Algorithm 1 with the allocation split in proportion to ``weights`` (attribute -> weight).
+
+    Attributes of weight 0, of a kind that cannot be ordered, or missing from the sample are not
+    used. A branch stops early when its node holds fewer than ``2 · min_leaf_rows`` estimated rows
+    (a median cut would leave a child under one row group).
+    """
     order = [a for a, w in weights.items() if w > 0 and a in kinds and kinds[a].orderable and sample.has(a)]
     depth = tree_depth(rows, row_bytes, max_partition_bytes, max_partitions)
     allocation = attribute_allocation({a: weights[a] for a in order}, depth)
@@ -97,7 +104,10 @@ def _amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mappin
         else:
             continue  # no attribute separates these rows: the node stays a bucket
         remaining[a] -= 2.0 / 2 ** node.depth
-        cut = Cut(a, sample.uniques(a)[code], closed=True)
+        value = sample.uniques(a)[code]
+        # A double column's sample value is a float; JSON keeps decimals as text, so use the exact
+        # decimal (Decimal(0.1) == 0.1, Decimal("0.1") < 0.1) for the cut to survive a round trip.
+        cut = Cut(a, Decimal(value) if isinstance(value, float) else value, closed=True)
         queue.extend(node.split(cut, kinds[a], codes[a].codes[node.rows] <= code))
     meta = {
         "depth": depth,
@@ -110,36 +120,41 @@ def _amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mappin
 def amoeba_upfront(sample: SampleFrame, kinds: Mapping[str, Kind], attributes: Sequence[str], *, rows: int,
                    row_bytes: float, max_partition_bytes: int, max_partitions: int, table: str,
                    min_leaf_rows: int = CostParams.row_group_rows) -> Layout:
-    """Amoeba's workload-free tree: every attribute gets an equal share of the allocation.
-
-    A branch stops early when its node holds fewer than ``2 · min_leaf_rows`` estimated rows
-    (a median cut would leave a child under one row group).
-    """
-    return _amoeba_tree(sample, kinds, {a: 1.0 for a in attributes}, rows=rows, row_bytes=row_bytes,
-                        max_partition_bytes=max_partition_bytes, max_partitions=max_partitions,
-                        min_leaf_rows=min_leaf_rows, table=table, strategy="amoeba")
+    """Amoeba's workload-free tree: every attribute gets an equal share of the allocation."""
+    return amoeba_tree(sample, kinds, {a: 1.0 for a in attributes}, rows=rows, row_bytes=row_bytes,
+                       max_partition_bytes=max_partition_bytes, max_partitions=max_partitions, table=table,
+                       min_leaf_rows=min_leaf_rows, strategy="amoeba")
 
 
-def amoeba_weighted(sample: SampleFrame, kinds: Mapping[str, Kind], attributes: Sequence[str],
-                    filter_counts: Mapping[str, float], *, rows: int, row_bytes: float, max_partition_bytes: int,
-                    max_partitions: int, table: str, min_leaf_rows: int = CostParams.row_group_rows,
-                    floor: float = 0.0) -> Layout:
+def filter_weights(model: CostModel, attributes: Sequence[str], floor: float = 0.0) -> dict[str, float]:
+    """How often the workload filters each attribute (scan weights summed), plus ``floor``."""
+    weights = dict.fromkeys(attributes, floor)
+    for w, scan in zip(model.weights, model.scans):
+        for a in scan.sets:
+            if a in weights:
+                weights[a] += float(w)
+    return weights
+
+
+def amoeba_weighted(model: CostModel, attributes: Sequence[str], *, rows: int, row_bytes: float,
+                    max_partition_bytes: int, max_partitions: int, table: str,
+                    min_leaf_rows: int = CostParams.row_group_rows, floor: float = 0.0) -> Layout:
     """Amoeba with workload-informed allocation (section 6.4): weight = times filtered + ``floor``.
 
-    ``filter_counts`` is how often the workload constrains each attribute
-    (``TableAnalysis.filter_counts()``, or scan weights summed per attribute). With the default
-    ``floor`` of 0, attributes no scan filters are dropped, as in the paper's custom allocation
-    (four attributes out of sixteen): a cut on them skips nothing for the known workload and
-    spends buckets the filtered attributes could use. A positive ``floor`` keeps them in with a
+    "Times filtered" sums the weights of the model's scans that constrain the attribute. With the
+    default ``floor`` of 0, attributes no scan filters are dropped, as in the paper's custom
+    allocation (four attributes of sixteen): a cut on them skips nothing for the known workload
+    and spends buckets the filtered attributes could use. A positive ``floor`` keeps them with a
     small share, for robustness to ad-hoc queries. If nothing is filtered at all, the allocation
     falls back to Amoeba's uniform one.
     """
-    weights = {a: float(filter_counts.get(a, 0)) + floor for a in attributes}
+    weights = filter_weights(model, attributes, floor)
     if not any(w > 0 for w in weights.values()):
-        weights = {a: 1.0 for a in attributes}
-    return _amoeba_tree(sample, kinds, weights, rows=rows, row_bytes=row_bytes,
-                        max_partition_bytes=max_partition_bytes, max_partitions=max_partitions,
-                        min_leaf_rows=min_leaf_rows, table=table, strategy="amoeba-weighted")
+        weights = dict.fromkeys(attributes, 1.0)
+    return amoeba_tree(model.sample, model.kinds, weights, rows=rows, row_bytes=row_bytes,
+                       max_partition_bytes=max_partition_bytes, max_partitions=max_partitions, table=table,
+                       min_leaf_rows=min_leaf_rows, strategy="amoeba-weighted")
 
 
-__all__ = ["amoeba_upfront", "amoeba_weighted", "attribute_allocation", "median_code", "tree_depth"]
+__all__ = ["amoeba_tree", "amoeba_upfront", "amoeba_weighted", "attribute_allocation", "filter_weights",
+           "median_code", "tree_depth"]

@@ -17,6 +17,7 @@ Sizes come from the sample (``SampleFrame``), scaled to the table.
 """
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -87,6 +88,8 @@ class CostModel:
         self.scan_width = np.array([
             sum(widths.get(c, 0.0) for c in s.columns) if s.columns else all_width for s in self.scans])
         self.kinds: Mapping[str, Kind] = analysis.kinds
+        self._ranges: dict = {}
+        self._ranks: dict = {}
 
     # ---- sizes ------------------------------------------------------------------------------
     def labels(self, layout: Layout) -> np.ndarray:
@@ -125,14 +128,49 @@ class CostModel:
                           per_scan, tuple(sizes.tolist()))
 
     def _ordered_rows(self, layout: Layout, labels: np.ndarray, part_hits: np.ndarray) -> np.ndarray:
-        from planner.costmodel.ordering import row_group_boxes
+        """Rows of the row groups each scan may need (Parquet min/max skipping, simulated).
 
-        boxes, box_part, box_rows = row_group_boxes(self.sample, labels, layout.order, self.attributes(),
-                                                    self.params.row_group_rows / self.scale, self.kinds)
-        if not boxes:
+        Row-group boxes live in the sample's code space (index into the sorted distinct values),
+        so a scan's value set is turned once into code ranges and each box test is two compares.
+        Residual multi-column clauses are not used at this level (conservative).
+        """
+        from planner.costmodel.ordering import global_rank, row_groups
+
+        attrs = self.attributes()
+        rank = self._ranks.get(layout.order)
+        if rank is None:
+            rank = self._ranks[layout.order] = global_rank(self.sample, layout.order)
+        rg = row_groups(self.sample, labels, layout.order, attrs, self.params.row_group_rows / self.scale, rank)
+        if len(rg.part) == 0:
             return np.zeros(len(self.scans))
-        rg_hits = hit_matrix(self.scans, boxes, self.kinds) & part_hits[:, box_part]
-        return rg_hits.astype(float) @ (np.asarray(box_rows, dtype=float) * self.scale)
+        hits = part_hits[:, rg.part]
+        for i, scan in enumerate(self.scans):
+            if not hits[i].any():
+                continue
+            for a, vs in scan.sets.items():
+                if a not in rg.cmin:
+                    continue
+                ok = rg.nulls[a] & vs.null
+                for lo, hi in self._code_ranges(a, vs):
+                    ok |= (rg.cmin[a] < hi) & (rg.cmax[a] >= lo)
+                hits[i] &= ok
+        return hits.astype(float) @ (rg.rows.astype(float) * self.scale)
+
+    def _code_ranges(self, attribute: str, vs) -> list[tuple[int, int]]:
+        key = (attribute, vs)
+        got = self._ranges.get(key)
+        if got is None:
+            uniq = self.sample.uniques(attribute)
+            got = []
+            for iv in vs.intervals:
+                lo = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
+                                              else bisect.bisect_right(uniq, iv.lo))
+                hi = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
+                                                      else bisect.bisect_left(uniq, iv.hi))
+                if lo < hi:
+                    got.append((lo, hi))
+            self._ranges[key] = got
+        return got
 
     def attributes(self) -> list[str]:
         """Attributes the workload constrains and the sample can evaluate."""

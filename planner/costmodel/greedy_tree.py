@@ -10,7 +10,9 @@ is split, best first, until ``max_partitions`` leaves or no cut gains more than 
 
     gain(cut) = Σ w · rows(left)  over scans that can skip the left child
               + Σ w · rows(right) over scans that can skip the right child
-              - Σ w · partition_overhead_rows over scans that must read both children
+              - Σ w · (partition + file overhead) over scans that must read both children
+
+(the cost model charges every partition a scan opens, and a new partition has at least one file).
 
 A scan skips a child iff its value set on the cut attribute does not overlap the child's range
 (within the leaf's), exactly ``planner.pruning``'s rule, but evaluated for all cuts at once.
@@ -20,6 +22,11 @@ bound, and ``sigma``, the cut at its upper bound. For a leaf spanning cuts ``(lo
 
     the left child (lo, k) overlaps the interval  iff  tau < k  and sigma > lo
     the right child (k, hi) overlaps it           iff  sigma > k and tau < hi
+
+Example, integer ``a`` with cuts 1: ``a < 10``, 2: ``a < 21``, 3: ``a < 100``. The scan
+``a BETWEEN 10 AND 20`` has tau 1 and sigma 2: it skips the left child at cut 1 (a < 10), and
+the right child at cuts 2 and 3 (a >= 21, a >= 100). (On discrete domains cuts are spelled one way,
+``a <= 20`` as ``a < 21``, so equal cuts share a rank.)
 
 So over the intervals a scan has inside the leaf, it skips the left child for every cut
 ``k <= min tau`` and the right child for every cut ``k >= max sigma`` (never, if the scan wants
@@ -38,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-from planner.cnf.values import Kind
+from planner.cnf.values import Kind, successor
 from planner.costmodel.cost import CostModel
 from planner.costmodel.trees import Cut, Node, SortedCodes, tree_layout
 from planner.layout import Layout
@@ -53,15 +60,26 @@ class _Axis:
     cuts: tuple[tuple[object, bool], ...]  # rank r is cuts[r - 1]: (value, closed)
     left_codes: np.ndarray  # sample codes < left_codes[r] lie left of cut r (rank 0..K+1)
     codes: SortedCodes
-    scan: np.ndarray  # per interval: index of its scan
+    scans: np.ndarray  # the scans with a value set on this attribute (indices into model.scans)
+    scan: np.ndarray  # per interval: its scan, as a position in ``scans``
     tau: np.ndarray  # per interval: rank of its lower-bound cut (0 = unbounded)
     sigma: np.ndarray  # per interval: rank of its upper-bound cut (K+1 = unbounded)
-    constrained: np.ndarray  # per scan: has a value set on this attribute
-    wants_null: np.ndarray  # per scan: its set holds NULL
+    wants_null: np.ndarray  # per position in ``scans``: the scan's set holds NULL
 
     @property
     def top(self) -> int:
         return len(self.cuts) + 1
+
+
+def _cut_key(value, closed: bool, kind: Kind) -> tuple[object, bool]:
+    """One spelling per cut: on a discrete domain ``A <= 99`` is ``A < 100``, ``A <= FALSE`` is ``A < TRUE``."""
+    if closed and kind is Kind.BOOLEAN and value is False:
+        return True, False
+    if closed and kind is not Kind.BOOLEAN:
+        nxt = successor(value, kind)
+        if nxt is not None:
+            return nxt, False
+    return value, closed
 
 
 def _axis(model: CostModel, attribute: str) -> _Axis | None:
@@ -73,30 +91,30 @@ def _axis(model: CostModel, attribute: str) -> _Axis | None:
     for vs in filter(None, sets):
         for iv in vs.intervals:
             if iv.lo is not None:
-                keys.add((iv.lo, not iv.lo_closed))  # A < lo when lo is in the interval
+                keys.add(_cut_key(iv.lo, not iv.lo_closed, kind))  # A < lo when lo is in the interval
             if iv.hi is not None:
-                keys.add((iv.hi, iv.hi_closed))
+                keys.add(_cut_key(iv.hi, iv.hi_closed, kind))
     if not keys:
         return None
     uniques = model.sample.uniques(attribute)
     try:
-        cuts = tuple(sorted(keys, key=lambda k: (k[0], k[1])))
-        inner = [bisect.bisect_right(uniques, v) if closed else bisect.bisect_left(uniques, v) for v, closed in cuts]
+        cuts = tuple(sorted(keys))  # by value, and A < v before A <= v
+        inner = [(bisect.bisect_right if closed else bisect.bisect_left)(uniques, v) for v, closed in cuts]
     except TypeError:  # the sample's values do not compare with the workload's: cannot place cuts
         return None
     rank = {k: r for r, k in enumerate(cuts, start=1)}
     top = len(cuts) + 1
+    scans = [i for i, vs in enumerate(sets) if vs is not None]
     scan, tau, sigma = [], [], []
-    for i, vs in enumerate(sets):
-        for iv in vs.intervals if vs is not None else ():
-            scan.append(i)
-            tau.append(0 if iv.lo is None else rank[(iv.lo, not iv.lo_closed)])
-            sigma.append(top if iv.hi is None else rank[(iv.hi, iv.hi_closed)])
+    for j, i in enumerate(scans):
+        for iv in sets[i].intervals:
+            scan.append(j)
+            tau.append(0 if iv.lo is None else rank[_cut_key(iv.lo, not iv.lo_closed, kind)])
+            sigma.append(top if iv.hi is None else rank[_cut_key(iv.hi, iv.hi_closed, kind)])
     return _Axis(attribute, kind, cuts, np.array([0] + inner + [len(uniques)], dtype=np.int64),
-                 SortedCodes.of(model.sample, attribute), np.array(scan, dtype=np.int64),
-                 np.array(tau, dtype=np.int64), np.array(sigma, dtype=np.int64),
-                 np.array([vs is not None for vs in sets], dtype=bool),
-                 np.array([vs is not None and vs.null for vs in sets], dtype=bool))
+                 SortedCodes.of(model.sample, attribute), np.array(scans, dtype=np.int64),
+                 np.array(scan, dtype=np.int64), np.array(tau, dtype=np.int64), np.array(sigma, dtype=np.int64),
+                 np.array([sets[i].null for i in scans], dtype=bool))
 
 
 @dataclass(eq=False)
@@ -114,23 +132,23 @@ class _Builder:
         self.w = model.weights.astype(float)
         self.scale = model.scale
         self.min_sample_rows = max(min_leaf_rows / self.scale, 1e-9)
-        self.overhead = model.params.partition_overhead_rows
+        self.overhead = model.params.partition_overhead_rows + model.params.file_overhead_rows
 
-    def thresholds(self, leaf: _Leaf, axis: _Axis) -> tuple[np.ndarray, np.ndarray]:
-        """Per scan: it skips the left child for cuts ``k <= fl`` and the right one for ``k >= fr``."""
+    def thresholds(self, leaf: _Leaf, axis: _Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the axis' scans: whether each reads the leaf, and its two skip thresholds.
+
+        A scan skips the left child for cuts ``k <= fl`` and the right child for ``k >= fr``.
+        """
         lo, hi, has_null = leaf.span.get(axis.attribute, (0, axis.top, True))
-        q = len(self.w)
-        sel = leaf.reads[axis.scan] & (axis.tau < hi) & (axis.sigma > lo)
-        fl = np.full(q, -1, dtype=np.int64)
-        fr = np.full(q, axis.top + 1, dtype=np.int64)
-        on = leaf.reads & axis.constrained
-        fl[on] = axis.top + 1  # no interval inside the leaf: skips both children
-        fr[on] = -1
+        on = leaf.reads[axis.scans]
+        sel = on[axis.scan] & (axis.tau < hi) & (axis.sigma > lo)
+        fl = np.full(axis.scans.size, axis.top + 1, dtype=np.int64)  # no interval in the leaf: skips both
+        fr = np.full(axis.scans.size, -1, dtype=np.int64)
         np.minimum.at(fl, axis.scan[sel], axis.tau[sel])
         np.maximum.at(fr, axis.scan[sel], axis.sigma[sel])
         if has_null:
-            fr[on & axis.wants_null] = axis.top + 1
-        return fl, fr
+            fr[axis.wants_null] = axis.top + 1
+        return on, fl, fr
 
     def evaluate(self, leaf: _Leaf) -> None:
         """Find the leaf's best cut over all axes (first axis, then lowest rank, on ties)."""
@@ -141,21 +159,21 @@ class _Builder:
         w_reads = self.w[leaf.reads].sum()
         for a, axis in enumerate(self.axes):
             lo, hi, _ = leaf.span.get(axis.attribute, (0, axis.top, True))
-            if hi - lo < 2:
-                continue
+            if hi - lo < 2 or not leaf.reads[axis.scans].any():
+                continue  # no cut left, or no scan reading the leaf could skip a child
             ks = np.arange(lo + 1, hi)
             left = np.searchsorted(axis.codes.sorted_at(leaf.node.rows), axis.left_codes[ks], side="left")
             right = n - left
             ok = (left >= self.min_sample_rows) & (right >= self.min_sample_rows) & (left > 0) & (right > 0)
             if not ok.any():
                 continue
-            fl, fr = self.thresholds(leaf, axis)
-            on = leaf.reads & axis.constrained
-            top = axis.top + 2
-            by_fl = np.bincount(np.clip(fl[on], 0, top - 1), weights=self.w[on], minlength=top)
-            by_fr = np.bincount(np.clip(fr[on], 0, top - 1), weights=self.w[on], minlength=top)
+            on, fl, fr = self.thresholds(leaf, axis)
+            w = self.w[axis.scans[on]]
+            size = axis.top + 3
+            by_fl = np.bincount(fl[on], weights=w, minlength=size)
+            by_fr = np.bincount(fr[on] + 1, weights=w, minlength=size)  # shifted: fr may be -1
             skip_left = np.cumsum(by_fl[::-1])[::-1][ks]  # weight of scans with fl >= k
-            skip_right = np.cumsum(by_fr)[ks]  # weight of scans with fr <= k
+            skip_right = np.cumsum(by_fr)[ks + 1]  # weight of scans with fr <= k
             gains = self.scale * (left * skip_left + right * skip_right) \
                 - self.overhead * np.maximum(w_reads - skip_left - skip_right, 0.0)
             gains = np.where(ok, gains, -np.inf)
@@ -170,11 +188,12 @@ class _Builder:
         rows = leaf.node.rows
         lnode, rnode = leaf.node.split(Cut(axis.attribute, value, closed), axis.kind,
                                        axis.codes.codes[rows] < axis.left_codes[k])
-        fl, fr = self.thresholds(leaf, axis)
+        on, fl, fr = self.thresholds(leaf, axis)
         lo, hi, has_null = leaf.span.get(axis.attribute, (0, axis.top, True))
         children = []
         for node, skips, span in ((lnode, fl >= k, (lo, k, False)), (rnode, fr <= k, (k, hi, has_null))):
-            reads = leaf.reads & ~(skips & axis.constrained)
+            reads = leaf.reads.copy()
+            reads[axis.scans[on & skips]] = False
             children.append(_Leaf(node, reads, leaf.span | {axis.attribute: span}))
         return children[0], children[1]
 
@@ -184,7 +203,9 @@ def greedy_tree(model: CostModel, attributes: Sequence[str], *, max_partitions: 
     """Split best-first on the workload's own predicate bounds while a cut pays for itself.
 
     ``max_partitions`` defaults to ``model.params.max_partitions``; ``min_leaf_rows`` (estimated
-    table rows each child must keep) to one row group, ``model.params.row_group_rows``.
+    table rows each child must keep) to one row group, ``model.params.row_group_rows``. The
+    layout's meta records ``estimated_rows``, the weighted rows the builder expects the workload
+    to read (``CostModel.evaluate(layout).rows`` when no multi-column clause prunes more).
     """
     max_partitions = model.params.max_partitions if max_partitions is None else max_partitions
     min_leaf_rows = model.params.row_group_rows if min_leaf_rows is None else min_leaf_rows

@@ -15,12 +15,11 @@ Parquet statistics would give. A scan then reads the row groups whose box may ho
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from planner.cnf.values import Kind
-from planner.cnf.valueset import Interval, ValueSet
 from planner.costmodel.sample import SampleFrame
 from planner.layout import Ordering
 
@@ -54,54 +53,58 @@ def zorder_keys(sample: SampleFrame, order: Ordering) -> np.ndarray:
     return key
 
 
-def row_order(sample: SampleFrame, rows: np.ndarray, order: Ordering, zkeys: np.ndarray | None = None) -> np.ndarray:
-    """The sample rows ``rows`` in the order the writer will lay them out."""
-    if order.method == "sort":
-        keys = [sample.sort_keys(c)[rows] for c in reversed(order.columns)]
-        return rows[np.lexsort(keys)] if keys else rows
-    if order.method == "zorder":
-        return rows[np.argsort(zkeys[rows], kind="stable")]
-    return rows
+def global_rank(sample: SampleFrame, order: Ordering) -> np.ndarray:
+    """Position of every sample row in the writer's order (ties keep sample order)."""
+    if order.method == "sort" and order.columns:
+        perm = np.lexsort([sample.sort_keys(c) for c in reversed(order.columns)])
+    elif order.method == "zorder":
+        perm = np.argsort(zorder_keys(sample, order), kind="stable")
+    else:
+        perm = np.arange(sample.n)
+    rank = np.empty(sample.n, dtype=np.int64)
+    rank[perm] = np.arange(sample.n)
+    return rank
 
 
-def row_group_boxes(sample: SampleFrame, labels: np.ndarray, order: Ordering, attributes: Sequence[str],
-                    rows_per_group: float, kinds: Mapping[str, Kind]):
-    """Per row group: its min/max box over ``attributes``, its partition index and its sample rows."""
+@dataclass(frozen=True)
+class RowGroups:
+    """Simulated row groups: per attribute the min/max sample code and a NULL flag per group."""
+
+    part: np.ndarray  # partition index of each group
+    rows: np.ndarray  # sample rows in each group
+    cmin: dict  # attribute -> int64[groups] (INT64_MAX when the group is all NULL)
+    cmax: dict  # attribute -> int64[groups] (-1 when the group is all NULL)
+    nulls: dict  # attribute -> bool[groups]
+
+
+def row_groups(sample: SampleFrame, labels: np.ndarray, order: Ordering, attributes: Sequence[str],
+               rows_per_group: float, rank: np.ndarray | None = None) -> RowGroups:
+    """Order each partition's sample rows as the writer will, and cut them into row groups."""
     step = max(1, int(round(rows_per_group)))
-    zkeys = zorder_keys(sample, order) if order.method == "zorder" else None
-    boxes: list[dict[str, ValueSet]] = []
-    box_part: list[int] = []
-    box_rows: list[int] = []
-    by_part = np.argsort(labels, kind="stable")
-    sorted_labels = labels[by_part]
-    parts, starts = np.unique(sorted_labels, return_index=True)
-    ends = list(starts[1:]) + [len(labels)]
-    for p, s, e in zip(parts, starts, ends):
-        if p < 0:
-            continue
-        rows = row_order(sample, by_part[s:e], order, zkeys)
-        cuts = np.arange(0, len(rows), step)
-        sizes = np.diff(np.append(cuts, len(rows)))
-        per_attr = {}
-        for a in attributes:
-            c = sample.codes(a)[rows]
-            big = np.iinfo(np.int64).max
-            cmin = np.minimum.reduceat(np.where(c < 0, big, c), cuts)
-            cmax = np.maximum.reduceat(c, cuts)
-            nulls = np.maximum.reduceat((c < 0).astype(np.int8), cuts)
-            per_attr[a] = (cmin, cmax, nulls, sample.uniques(a))
-        for g in range(len(cuts)):
-            box = {}
-            for a, (cmin, cmax, nulls, uniq) in per_attr.items():
-                if cmax[g] < 0:
-                    box[a] = ValueSet.only_null(kinds[a])
-                else:
-                    box[a] = ValueSet.of(kinds[a], [Interval(uniq[cmin[g]], uniq[cmax[g]], True, True)],
-                                         bool(nulls[g]))
-            boxes.append(box)
-            box_part.append(int(p))
-            box_rows.append(int(sizes[g]))
-    return boxes, np.asarray(box_part, dtype=np.int64), box_rows
+    rank = global_rank(sample, order) if rank is None else rank
+    # One sort: by partition, then by the writer's order inside the partition.
+    rows = np.lexsort((rank, labels))
+    rows = rows[labels[rows] >= 0]
+    part_sorted = labels[rows]
+    ordered = [rows] if len(rows) else []
+    if ordered:
+        starts = np.flatnonzero(np.r_[True, part_sorted[1:] != part_sorted[:-1]])
+        ends = np.r_[starts[1:], len(rows)]
+        cuts = [np.arange(s, e, step) for s, e in zip(starts, ends)]
+        part_of = [np.full(len(c), part_sorted[s], dtype=np.int64) for c, s in zip(cuts, starts)]
+    if not ordered:
+        empty = np.zeros(0, dtype=np.int64)
+        return RowGroups(empty, empty, {}, {}, {})
+    cut = np.concatenate(cuts)
+    sizes = np.diff(np.append(cut, len(rows)))
+    big = np.iinfo(np.int64).max
+    cmin, cmax, nulls = {}, {}, {}
+    for a in attributes:
+        c = sample.codes(a)[rows]
+        cmin[a] = np.minimum.reduceat(np.where(c < 0, big, c), cut)
+        cmax[a] = np.maximum.reduceat(c, cut)
+        nulls[a] = np.maximum.reduceat((c < 0).astype(np.int8), cut).astype(bool)
+    return RowGroups(np.concatenate(part_of), sizes, cmin, cmax, nulls)
 
 
 def candidate_orderings(sample: SampleFrame, filter_counts: Mapping[str, int], max_columns: int = 4,

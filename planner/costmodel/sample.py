@@ -36,6 +36,7 @@ class SampleFrame:
         table = table.cast(pa.schema([
             pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in table.schema]))
         self.table = table
+        self._names = frozenset(table.column_names)
         self.n = table.num_rows
         self.derived = dict(derived or {})
         self._codes: dict[str, np.ndarray] = {}
@@ -43,7 +44,7 @@ class SampleFrame:
         self._masks: dict[tuple[str, ValueSet], np.ndarray] = {}
 
     def has(self, attribute: str) -> bool:
-        return attribute in self.derived or attribute in self.table.column_names
+        return attribute in self.derived or attribute in self._names
 
     def _column(self, attribute: str) -> pa.ChunkedArray:
         if attribute in self.derived:

@@ -78,21 +78,38 @@ def build_contenders(model: CostModel, log: Callable[[str], None] | None = None)
     return [l for l in out if l is not None], timings
 
 
-def search(model: CostModel, log: Callable[[str], None] | None = None, orderings: bool = True) -> SearchResult:
+def search(model: CostModel, log: Callable[[str], None] | None = None, orderings: bool = True,
+           orderings_per_contender: int = 3) -> SearchResult:
+    """Rank contenders. Orderings are first ranked on the unpartitioned table; each contender
+    then tries no order and the ``orderings_per_contender`` best of them (the full product is
+    what costs time, and an order that helps the whole table is what helps inside partitions)."""
     layouts, timings = build_contenders(model, log)
-    orders = [Ordering()]
-    if orderings:
-        orders += candidate_orderings(model.sample, model.analysis.filter_counts())
-    variants: list[LayoutCost] = []
-    best: dict[str, LayoutCost] = {}
     t = time.perf_counter()
+    candidates = candidate_orderings(model.sample, model.analysis.filter_counts()) if orderings else []
+    variants: list[LayoutCost] = []
+    base = layouts[0]
+    scored = []
+    for order in candidates:
+        cost = model.evaluate(replace(base, order=order))
+        variants.append(cost)
+        scored.append((cost.total, order))
+    top = [o for _, o in sorted(scored, key=lambda x: x[0])[:orderings_per_contender]]
+    best: dict[str, LayoutCost] = {}
+    for cost in variants:
+        _keep(best, cost)
     for layout in layouts:
-        for order in orders:
+        for order in [Ordering()] + top:
+            if layout is base and order.method != "none":
+                continue  # already costed above
             cost = model.evaluate(replace(layout, order=order))
             variants.append(cost)
-            key = layout.strategy
-            if key not in best or cost.total < best[key].total:
-                best[key] = cost
+            _keep(best, cost)
     timings.append(("costing", time.perf_counter() - t))
     ranked = tuple(sorted(best.values(), key=lambda c: c.total))
     return SearchResult(ranked, tuple(variants), tuple(timings))
+
+
+def _keep(best: dict[str, LayoutCost], cost: LayoutCost) -> None:
+    key = cost.layout.strategy
+    if key not in best or cost.total < best[key].total:
+        best[key] = cost

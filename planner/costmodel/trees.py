@@ -15,11 +15,12 @@ and the two sides of every cut cover the parent, so the leaves cover every row.
 
 The builders live in ``planner.costmodel.amoeba`` (Amoeba's upfront tree, workload-free or
 weighted by the workload) and ``planner.costmodel.greedy_tree`` (cuts chosen by the cost
-model); this module holds what they share.
+model); this module holds what they share and re-exports them (``trees.amoeba_upfront``,
+``trees.amoeba_weighted``, ``trees.greedy_tree``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 import numpy as np
@@ -44,7 +45,8 @@ class Cut:
         return left, right.union(ValueSet.only_null(kind))
 
     def __str__(self) -> str:
-        return f"{self.attribute} {'<=' if self.closed else '<'} {render(self.value)}"
+        name = f"({self.attribute})" if " " in self.attribute else self.attribute  # a derived attribute
+        return f"{name} {'<=' if self.closed else '<'} {render(self.value)}"
 
 
 @dataclass(eq=False)
@@ -98,7 +100,7 @@ def cuts(root: Node) -> Iterator[Cut]:
 
 
 def tree_layout(root: Node, *, table: str, strategy: str, kinds: Mapping[str, Kind],
-                derived: Mapping[str, ColumnPair], meta: Mapping[str, Any] = {}) -> Layout:
+                derived: Mapping[str, ColumnPair], meta: Mapping[str, Any] | None = None) -> Layout:
     """The layout whose partitions are the tree's leaves, numbered from 1 left to right."""
     parts = tuple(Partition(CATCH_ALL + 1 + i, tuple(leaf.region.items())) for i, leaf in enumerate(leaves(root)))
     used: dict[str, None] = {}
@@ -111,7 +113,7 @@ def tree_layout(root: Node, *, table: str, strategy: str, kinds: Mapping[str, Ki
         partitions=parts,
         kinds=tuple((a, kinds[a]) for a in used),
         derived=tuple((a, derived[a]) for a in used if a in derived),
-        meta=tuple(meta.items()) + (("cuts", [str(c) for c in cuts(root)]),),
+        meta=tuple((meta or {}).items()) + (("cuts", [str(c) for c in cuts(root)]),),
     )
 
 
@@ -132,4 +134,16 @@ class SortedCodes:
         return np.sort(self.codes[rows])
 
 
-__all__ = ["Cut", "Node", "SortedCodes", "cuts", "leaves", "tree_layout"]
+_BUILDERS = {"amoeba_tree": "amoeba", "amoeba_upfront": "amoeba", "amoeba_weighted": "amoeba",
+             "greedy_tree": "greedy_tree"}
+
+
+def __getattr__(name: str):
+    # The builders import this module, so they are re-exported lazily (PEP 562), not at import.
+    if name in _BUILDERS:
+        import importlib
+        return getattr(importlib.import_module(f"planner.costmodel.{_BUILDERS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Cut", "Node", "SortedCodes", "cuts", "leaves", "tree_layout", *_BUILDERS]

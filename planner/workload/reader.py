@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import sqlglot
 from sqlglot import exp
@@ -68,6 +68,7 @@ class Statement:
     line: int
     sql: str
     comments: tuple[str, ...] = field(default=())
+    tokens: tuple = field(default=(), repr=False, compare=False)  # reused so each statement is tokenized once
 
 
 def split_statements(text: str, path: str, dialect: str = "hive") -> Iterator[Statement]:
@@ -82,7 +83,8 @@ def split_statements(text: str, path: str, dialect: str = "hive") -> Iterator[St
             if start is not None:
                 number += 1
                 first, last = tokens[start], tokens[i - 1]
-                yield Statement(number, first.line, text[first.start:last.end + 1], tuple(comments))
+                yield Statement(number, first.line, text[first.start:last.end + 1], tuple(comments),
+                                tuple(tokens[start:i]))
             start, comments = None, []
             continue
         if start is None:
@@ -91,10 +93,10 @@ def split_statements(text: str, path: str, dialect: str = "hive") -> Iterator[St
 
 
 def _template(stmt: Statement, tree: exp.Expression, dialect: str) -> str:
-    for c in stmt.comments:
+    for c in reversed(stmt.comments):  # the comment closest to the statement names it
         c = c.strip()
         if c:
-            return c.split("\n")[0].strip()[:60]
+            return c.split("\n")[-1].strip()[:60]
     shape = tree.transform(lambda n: exp.Placeholder() if isinstance(n, exp.Literal) else n)
     return "T" + hashlib.sha1(shape.sql(dialect=dialect).encode()).hexdigest()[:8]
 
@@ -104,7 +106,8 @@ _SKIP = ((exp.Set, "SET"), (exp.Use, "USE"), (exp.Create, "DDL"), (exp.Drop, "DD
 
 
 def read_workload(path: str | Path, *, dialect: str = "hive", schema: Schema | None = None,
-                  on_error: str = "fail", database: str | None = None) -> Workload:
+                  on_error: str = "fail", database: str | None = None,
+                  tables: Iterable[str] | None = None) -> Workload:
     """Read and parse a workload file. ``on_error`` is ``fail`` or ``skip``."""
     path = str(path)
     if dialect not in DIALECTS:
@@ -115,12 +118,16 @@ def read_workload(path: str | Path, *, dialect: str = "hive", schema: Schema | N
         raise WorkloadError("no such file", Location(path)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise WorkloadError(f"cannot read the file: {e}", Location(path)) from None
-    return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database)
+    return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database,
+                          tables=tables)
 
 
 def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive", schema: Schema | None = None,
-                   on_error: str = "fail", database: str | None = None) -> Workload:
+                   on_error: str = "fail", database: str | None = None,
+                   tables: Iterable[str] | None = None) -> Workload:
+    """Parse a workload text. ``tables`` limits scan analysis to those tables (faster)."""
     schema = schema or Schema()
+    only = frozenset(t.lower() for t in tables) if tables else None
     queries: list[Query] = []
     skipped: dict[str, int] = {}
     errors: list[str] = []
@@ -128,7 +135,7 @@ def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive"
     for stmt in split_statements(text, path, dialect):
         where = Location(path, stmt.number, stmt.line)
         try:
-            tree = sqlglot.parse_one(stmt.sql, read=dialect)
+            tree = _parse(stmt, dialect)
         except (ParseError, TokenError) as e:
             _fail(WorkloadError(f"syntax error: {_first_line(e)}", where), on_error, errors, skipped)
             continue
@@ -143,7 +150,7 @@ def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive"
             continue
         notes: list[str] = []
         try:
-            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in iter_scans(tree, schema, current_db, dialect, notes))
+            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in iter_scans(tree, schema, current_db, dialect, notes, only))
         except SchemaError as e:
             _fail(SchemaError(e.reason, where), on_error, errors, skipped)
             continue
@@ -156,6 +163,14 @@ def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive"
         what = "is empty" if not skipped else "has no queries (only " + ", ".join(skipped) + " statements)"
         raise WorkloadError(f"the workload {what}", Location(path))
     return Workload(path, dialect, tuple(queries), tuple(sorted(skipped.items())), tuple(errors))
+
+
+def _parse(stmt: Statement, dialect: str) -> exp.Expression:
+    d = sqlglot.Dialect.get_or_raise(dialect)
+    trees = d.parser().parse(list(stmt.tokens), stmt.sql) if stmt.tokens else [None]
+    if len(trees) != 1 or trees[0] is None:
+        raise ParseError("expected exactly one statement")
+    return trees[0]
 
 
 def _first_line(e: Exception) -> str:

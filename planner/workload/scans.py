@@ -65,8 +65,14 @@ class Schema:
         return bool(self.tables)
 
 
+def _wanted(name: str, only: frozenset[str] | None) -> bool:
+    return only is None or name in only or name.rsplit(".", 1)[-1] in only
+
+
 def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = None,
-               dialect: str = "hive", notes: list[str] | None = None) -> Iterator[ScanSite]:
+               dialect: str = "hive", notes: list[str] | None = None,
+               only: frozenset[str] | None = None) -> Iterator[ScanSite]:
+    """Scans of every base table, or only of the tables named in ``only`` (short or qualified)."""
     notes = notes if notes is not None else []
     for scope in traverse_scope(tree):
         select = scope.expression
@@ -81,6 +87,8 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             if not isinstance(src, exp.Table) or not isinstance(scope.sources.get(src.alias_or_name), exp.Table):
                 continue
             name = table_name(src, current_db)
+            if not _wanted(name, only):
+                continue
             owner = _owner(scope, sources, src, name, schema, notes)
             conds = [to_ir(c, owner, dialect) for c in _pushable(select, joins, pos)]
             yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE,

@@ -1,0 +1,103 @@
+"""Time ``advise`` (analysis + plan search + costing) against workload size and sample size.
+
+Spark is not in the loop: statistics are a synthetic TPC-H-like lineitem sample built with numpy
+(columns, domains and correlations as dbgen makes them: receipt and commit dates follow ship date),
+so the figure is the planner's own cost. Issue #3 target: ≤ 10 s for 1,000 queries, 200k-row sample.
+
+    .venv/bin/python -m benchmarks.advise_bench [--sizes 100,1000,10000] [--samples 200000]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from planner.advice import advise
+from planner.analysis import analyze_table
+from planner.costmodel.cost import CostParams
+from planner.costmodel.statistics import ColumnStats, TableStats
+from planner.workload import parse_workload
+from planner.workload.scans import schema_from_ddl
+from planner.workloads import tpch_workload
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
+WIDTHS = {"l_orderkey": 2.1, "l_partkey": 4.7, "l_suppkey": 4.5, "l_linenumber": 0.3, "l_quantity": 0.8,
+          "l_extendedprice": 5.2, "l_discount": 0.5, "l_tax": 0.5, "l_returnflag": 0.3, "l_linestatus": 0.2,
+          "l_shipdate": 3.3, "l_commitdate": 3.2, "l_receiptdate": 3.3, "l_shipinstruct": 0.3, "l_shipmode": 0.4,
+          "l_comment": 12.9}
+
+
+def synthetic_lineitem(n: int, seed: int = 1) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    base = dt.date(1992, 1, 1)
+    order = rng.integers(0, 2405, n)  # order date offset in days
+    ship = order + rng.integers(1, 122, n)
+    commit = order + rng.integers(30, 91, n)
+    receipt = ship + rng.integers(1, 31, n)
+    day = lambda a: pa.array([base + dt.timedelta(days=int(x)) for x in a], pa.date32())
+    qty = rng.integers(1, 51, n)
+    price = qty * rng.integers(900, 2100, n)
+    dec = lambda a, s=2: pa.array([Decimal(int(x)).scaleb(-s) for x in a], pa.decimal128(15, 2))
+    modes = np.array(["AIR", "AIR REG", "FOB", "MAIL", "RAIL", "SHIP", "TRUCK"])
+    instr = np.array(["COLLECT COD", "DELIVER IN PERSON", "NONE", "TAKE BACK RETURN"])
+    return pa.table({
+        "l_orderkey": pa.array(rng.integers(1, 6_000_000, n)), "l_partkey": pa.array(rng.integers(1, 200_000, n)),
+        "l_suppkey": pa.array(rng.integers(1, 10_000, n)), "l_linenumber": pa.array(rng.integers(1, 8, n), pa.int32()),
+        "l_quantity": dec(qty * 100), "l_extendedprice": dec(price), "l_discount": dec(rng.integers(0, 11, n)),
+        "l_tax": dec(rng.integers(0, 9, n)), "l_returnflag": pa.array(rng.choice(["A", "N", "R"], n)),
+        "l_linestatus": pa.array(rng.choice(["F", "O"], n)), "l_shipdate": day(ship), "l_commitdate": day(commit),
+        "l_receiptdate": day(receipt), "l_shipinstruct": pa.array(rng.choice(instr, n)),
+        "l_shipmode": pa.array(rng.choice(modes, n)), "l_comment": pa.array(np.full(n, "x")),
+    })
+
+
+def stats_for(sample: pa.Table) -> TableStats:
+    cols = tuple(ColumnStats(c, t, WIDTHS[c]) for c, t in SCHEMA.tables["lineitem"].items())
+    return TableStats("lineitem", 6_001_215, 258_682_832, cols, sample, snapshot="synthetic")
+
+
+def run_once(n_queries: int, sample: pa.Table) -> tuple[float, float, int]:
+    text = ";\n".join(tpch_workload(n_queries, seed=11))
+    t0 = time.perf_counter()
+    wl = parse_workload(text, "bench.sql", schema=SCHEMA, tables=["lineitem"])
+    analysis = analyze_table(wl, "lineitem", SCHEMA.tables["lineitem"])
+    t1 = time.perf_counter()
+    adv = advise(wl, analysis, stats_for(sample), CostParams())
+    t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, len(adv.result.ranked)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="100,1000,10000")
+    ap.add_argument("--samples", default="50000,200000")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "advise.md"))
+    args = ap.parse_args(argv)
+    lines = ["| queries | sample rows | parse+analyse s | search+cost s | total s | contenders |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    print("\n".join(lines), flush=True)
+    for s in [int(x) for x in args.samples.split(",")]:
+        sample = synthetic_lineitem(s)
+        for n in [int(x) for x in args.sizes.split(",")]:
+            runs = [run_once(n, sample) for _ in range(args.repeat)]
+            a = statistics.median(r[0] for r in runs)
+            b = statistics.median(r[1] for r in runs)
+            lines.append(f"| {n:,} | {s:,} | {a:.2f} | {b:.2f} | {a + b:.2f} | {runs[0][2]} |")
+            print(lines[-1], flush=True)
+    header = (f"# advise benchmark\n\nMachine: {sys.platform}, 2 cores. Command: "
+              f"`.venv/bin/python -m benchmarks.advise_bench`. Median of {args.repeat} run(s).\n\n")
+    Path(args.out).write_text(header + "\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,441 @@
+"""Apply a layout to a live table: lease, create, fill, verify, swap, in steps that survive a crash.
+
+    <t>                      the source; holds the lease (planner.apply.owner / .since) while we work
+    <t>__planner_new         created from the emitted DDL; planner.apply.state = created|loaded|verified
+    <t>__before_<UTC stamp>  the source after the swap (planner.previous on the new table names it)
+
+Why properties and not a lock service: the metastore is the one thing every engine that can run
+this shares. Like Hyperspace's operation log the lease is optimistic: write our owner id, read it
+back, and read it again right before the swap; SQL gives no compare-and-set on table parameters,
+so two runs that write within the same instant could both believe they won until that last check.
+
+Every step can be re-run. A later run reads the state property of ``<t>__planner_new``:
+
+    <t> exists, new table absent or ``created``      -> (drop and) create, fill, verify, swap
+    <t> exists, new table ``loaded``/``verified``    -> verify again; reuse it if it matches, else redo
+    <t> missing, new table ``verified``, previous P  -> a crash between the two renames: finish the swap
+    <t> missing, new table not verified, previous P  -> rename P back to <t>, then start over
+
+Fault injection: ``fail_at=`` (or ``PLANNER_FAIL_AT``) raises ApplyError at a step and lets the
+normal clean-up run; ``crash_at=`` raises ``SimulatedCrash`` (a BaseException) that skips every
+clean-up, like a killed process.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import Callable, Mapping, Protocol
+
+from sqlglot import exp
+
+from planner.emit.apply_sql import apply_statements, backup_name
+from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
+from planner.errors import ApplyError, LayoutError, LeaseError
+from planner.layout import Layout
+
+OWNER, SINCE = "planner.apply.owner", "planner.apply.since"
+STATE, PREVIOUS = "planner.apply.state", "planner.previous"
+DEFAULT_LEASE_TTL = 6 * 3600  # seconds
+FAULT_POINTS = ("after_create", "before_insert", "after_insert", "after_verify", "between_renames")
+NEW_SUFFIX, BACKUP_INFIX = "__planner_new", "__before_"
+
+
+class SimulatedCrash(BaseException):
+    """Test hook: the process 'dies' here; no except-Exception clean-up runs."""
+
+
+# ---- runners ------------------------------------------------------------------------------------
+class Runner(Protocol):
+    dialect: str         # how emitted SQL is printed for this engine
+    hash_function: str   # a row hash both tables are checked with
+
+    def execute(self, sql: str) -> list[tuple]: ...
+
+
+class SparkRunner:
+    """Statements on a SparkSession (embedded Derby, or a thrift metastore via ``metastore_uri``)."""
+
+    dialect = "spark"
+    hash_function = "xxhash64"
+
+    def __init__(self, spark):
+        self.spark = spark
+
+    def execute(self, sql: str) -> list[tuple]:
+        from hive_integration.errors import spark_errors
+
+        with spark_errors(f"running `{' '.join(sql.split())[:300]}`"):
+            return [tuple(r) for r in self.spark.sql(sql).collect()]
+
+
+class HiveServer2Runner:
+    """Statements on one HiveServer2 session (SETs persist across ``execute`` calls)."""
+
+    def __init__(self, host: str, port: int, *, dialect: str = "hive", hash_function: str = "hash", **kw):
+        from hive_integration.hiveserver2 import HiveServer2Client
+
+        self.client = HiveServer2Client(host, port, **kw)
+        self.dialect, self.hash_function = dialect, hash_function
+
+    def execute(self, sql: str) -> list[tuple]:
+        return self.client.execute(sql)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+# ---- catalog reads and writes, as SQL any Hive-compatible engine understands -------------------
+@dataclass(frozen=True)
+class TableNames:
+    db: str | None
+    source: str
+
+    @classmethod
+    def of(cls, table: str) -> "TableNames":
+        t = exp.to_table(table, dialect="hive")
+        return cls(t.db.lower() or None, t.name.lower())
+
+    def qualified(self, name: str) -> str:
+        return f"{self.db}.{name}" if self.db else name
+
+    def expr(self, name: str, dialect: str) -> exp.Table:
+        return table_expr(exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(self.db) if self.db else None),
+                          dialect)
+
+    @property
+    def new(self) -> str:
+        return self.source + NEW_SUFFIX
+
+
+class Catalog:
+    def __init__(self, runner: Runner, names: TableNames):
+        self.runner, self.names = runner, names
+
+    def sql(self, name: str) -> str:
+        return self.names.expr(name, self.runner.dialect).sql(dialect=self.runner.dialect)
+
+    def run(self, statement: exp.Expression | str) -> list[tuple]:
+        text = statement if isinstance(statement, str) else statement.sql(dialect=self.runner.dialect)
+        return self.runner.execute(text)
+
+    def tables(self) -> set[str]:
+        cmd = "SHOW TABLES" + (f" IN {exp.to_identifier(self.names.db, quoted=True).sql(self.runner.dialect)}"
+                               if self.names.db else "")
+        # Spark: (namespace, tableName, isTemporary); Hive: (tab_name,)
+        return {str(r[1] if len(r) >= 2 else r[0]).strip().lower() for r in self.run(exp.Command(this=cmd))}
+
+    def exists(self, name: str) -> bool:
+        return name in self.tables()
+
+    def columns(self, name: str) -> dict[str, str]:
+        cols: dict[str, str] = {}
+        for row in self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect))):
+            col = str(row[0] or "").strip()
+            if not col or col.startswith("#"):
+                break  # "# Partition Information" repeats the partition columns
+            cols[col.lower()] = str(row[1]).strip().lower()
+        return cols
+
+    def properties(self, name: str) -> dict[str, str]:
+        rows = self.run(exp.Command(this=f"SHOW TBLPROPERTIES {self.sql(name)}"))
+        return {str(r[0]).strip(): "" if r[1] is None else str(r[1]).strip() for r in rows if len(r) >= 2}
+
+    def set_properties(self, name: str, props: Mapping[str, str]) -> None:
+        pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(str(v))) for k, v in props.items()]
+        self.run(exp.Alter(this=self.names.expr(name, self.runner.dialect), kind="TABLE",
+                           actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]))
+
+    def unset_properties(self, name: str, keys: list[str]) -> None:
+        quoted = ", ".join(exp.Literal.string(k).sql(self.runner.dialect) for k in keys)
+        self.run(exp.Command(this=f"ALTER TABLE {self.sql(name)} UNSET TBLPROPERTIES IF EXISTS ({quoted})"))
+
+    def drop(self, name: str) -> None:
+        self.run(exp.Drop(tables=[self.names.expr(name, self.runner.dialect)], kind="TABLE", exists=True))
+
+    def rename(self, old: str, new: str) -> None:
+        d = self.runner.dialect
+        self.run(exp.Alter(this=self.names.expr(old, d), kind="TABLE",
+                           actions=[exp.AlterRename(this=self.names.expr(new, d))]))
+
+    def checksum(self, name: str, columns: Mapping[str, str]) -> tuple:
+        """``count(*)``, the sum of a row hash over all columns, and per-column non-NULL counts.
+
+        The sum is order independent, so two tables holding the same multiset of rows agree. The
+        per-column counts catch what the hash misses: Spark's hashes skip NULLs, so (NULL, 1) and
+        (1, NULL) hash alike. Maps cannot be hashed in Spark and are left to the counts.
+        """
+        refs = [exp.column(exp.to_identifier(c, quoted=True)) for c in columns]
+        hashable = [r for r, t in zip(refs, columns.values()) if not t.startswith("map")]
+        aggs: list[exp.Expression] = [exp.Count(this=exp.Star())]
+        if hashable:
+            h = exp.Anonymous(this=self.runner.hash_function, expressions=[r.copy() for r in hashable])
+            aggs.append(exp.Sum(this=exp.Cast(this=h, to=exp.DataType.build("DECIMAL(38,0)"))))
+        aggs += [exp.Count(this=r.copy()) for r in refs]
+        row = self.run(exp.select(*aggs).from_(self.names.expr(name, self.runner.dialect)))[0]
+        return tuple(None if v is None else Decimal(str(v)) for v in row)
+
+
+# ---- the report ---------------------------------------------------------------------------------
+@dataclass
+class ApplyReport:
+    table: str
+    backup: str
+    layout: str
+    rows: int = 0
+    statements: int = 0
+    seconds: float = 0.0
+    dropped_old: bool = False
+    resumed: str | None = None
+    steps: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def text(self) -> str:
+        lines = [f"applied {self.layout} to {self.table}: {self.rows:,} rows verified in {self.seconds:.1f} s"]
+        if self.resumed:
+            lines.append(f"resumed: {self.resumed}")
+        lines.append(f"previous table {'dropped' if self.dropped_old else 'kept as'} {self.backup}")
+        return "\n".join(lines)
+
+
+# ---- lease --------------------------------------------------------------------------------------
+def acquire_lease(cat: Catalog, table: str, *, ttl: float = DEFAULT_LEASE_TTL, break_lease: bool = False,
+                  owner: str | None = None) -> str:
+    owner = owner or uuid.uuid4().hex
+    _check_lease(cat, table, None, ttl, break_lease)
+    cat.set_properties(table, {OWNER: owner, SINCE: str(int(time.time()))})
+    _check_lease(cat, table, owner, ttl, break_lease=False)
+    return owner
+
+
+def _check_lease(cat: Catalog, table: str, owner: str | None, ttl: float, break_lease: bool) -> None:
+    props = cat.properties(table)
+    held, since = props.get(OWNER), props.get(SINCE, "0")
+    if not held or held == owner or break_lease:
+        return
+    try:
+        age = time.time() - float(since)
+    except ValueError:
+        age = float("inf")
+    if owner is not None or age < ttl:
+        raise LeaseError(f"{cat.names.qualified(table)} is being applied by another run (owner {held}, "
+                         f"since {int(age)} s ago; leases expire after {int(ttl)} s). If that run crashed, "
+                         "re-run with --break-lease")
+
+
+def release_lease(cat: Catalog, table: str, owner: str) -> None:
+    if cat.exists(table) and cat.properties(table).get(OWNER) == owner:
+        cat.unset_properties(table, [OWNER, SINCE])
+
+
+# ---- the steps ----------------------------------------------------------------------------------
+def _attributes_columns(layout: Layout) -> set[str]:
+    cols = {a for a in layout.attributes if a not in dict(layout.derived)}
+    for _, pair in layout.derived:
+        cols |= {pair.left, pair.right}
+    return {c.lower() for c in cols | set(layout.order.columns) if c not in dict(layout.derived)}
+
+
+def source_columns(cat: Catalog, layout: Layout, expected: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The source's columns, checked against the layout (and the advice's DDL when given)."""
+    name = cat.names.source
+    cols = cat.columns(name)
+    pcol = layout.partition_column.lower()
+    if pcol in cols and "planner.layout.parts" in cat.properties(name):
+        cols.pop(pcol)  # re-laying out a table this planner laid out before
+    missing = sorted(_attributes_columns(layout) - set(cols))
+    if missing:
+        raise ApplyError(f"{cat.names.qualified(name)} has no column(s) {', '.join(missing)} that the layout uses; "
+                         "was the layout made for another table?")
+    if expected is not None:
+        want = {k.lower(): v.lower().replace(" ", "") for k, v in expected.items()}
+        have = {k: v.replace(" ", "") for k, v in cols.items()}
+        if want != have:
+            diff = sorted(set(want.items()) ^ set(have.items()))
+            raise ApplyError(f"{cat.names.qualified(name)} no longer has the schema the advice was made for "
+                             f"(differences: {diff}); run `planner advise` again")
+    return cols
+
+
+def _is_ours(props: Mapping[str, str], layout: Layout) -> bool:
+    return "planner.layout.parts" in props and props.get("planner.source", "").lower() == layout.table.lower()
+
+
+def _same_layout(props: Mapping[str, str], layout: Layout) -> bool:
+    try:
+        return layout_from_properties(props) == layout
+    except LayoutError:
+        return False
+
+
+def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
+                 progress: Callable[[str], None] | None = None, fail_at: str | None = None,
+                 crash_at: str | None = None, lease_ttl: float = DEFAULT_LEASE_TTL, break_lease: bool = False,
+                 expected_columns: Mapping[str, str] | None = None, file_format: str = "PARQUET") -> ApplyReport:
+    """Rewrite ``layout.table`` into ``layout``, verified, swapped in; resumable after any failure."""
+    fail_at = fail_at or os.environ.get("PLANNER_FAIL_AT") or None
+    for point in (fail_at, crash_at):
+        if point is not None and point not in FAULT_POINTS:
+            raise ApplyError(f"unknown fault point {point!r}; use one of {', '.join(FAULT_POINTS)}")
+    names = TableNames.of(layout.table)
+    cat = Catalog(runner, names)
+    started = time.monotonic()
+    report = ApplyReport(table=names.qualified(names.source), backup="", layout=layout.describe())
+
+    def say(msg: str) -> None:
+        report.steps.append(msg)
+        if progress:
+            progress(f"[{time.monotonic() - started:6.1f}s] {msg}")
+
+    def fault(point: str) -> None:
+        if crash_at == point:
+            raise SimulatedCrash(point)
+        if fail_at == point:
+            raise ApplyError(f"injected failure at {point}")
+
+    src, new = names.source, names.new
+    if not cat.exists(src):
+        if _resume_missing_source(cat, layout, report, say, lease_ttl, break_lease, drop_old):
+            report.seconds = time.monotonic() - started
+            return report
+
+    columns = source_columns(cat, layout, expected_columns)
+    owner = acquire_lease(cat, src, ttl=lease_ttl, break_lease=break_lease)
+    say(f"lease on {names.qualified(src)} taken ({owner})")
+    step = "create"
+    try:
+        reused = False
+        if cat.exists(new):
+            props = cat.properties(new)
+            if not _is_ours(props, layout):
+                raise ApplyError(f"{names.qualified(new)} exists and was not made by the planner for "
+                                 f"{layout.table}; drop or rename it first")
+            state = props.get(STATE)
+            if state in ("loaded", "verified") and _same_layout(props, layout):
+                step = "verify"
+                say(f"{names.qualified(new)} left {state} by an earlier run: verifying it")
+                reused = _verify(cat, columns, report, say, drop_on_mismatch=False)
+            if not reused:
+                say(f"dropping {names.qualified(new)} left {state or 'incomplete'} by an earlier run")
+                cat.drop(new)
+            else:
+                report.resumed = f"reused {names.qualified(new)} verified by an earlier run"
+        backup = backup_name(cat.sql(src), dialect=runner.dialect).name
+        stmts = apply_statements(layout, columns, cat.sql(src), cat.sql(new), dialect=runner.dialect,
+                                 backup=cat.sql(backup))
+        *fill, rename_old, rename_new = stmts
+        if not reused:
+            step = "create"
+            cat.run(create_table_sql(layout, columns, cat.sql(new), file_format=file_format, dialect=runner.dialect))
+            cat.set_properties(new, {STATE: "created"})
+            say(f"created {names.qualified(new)}")
+            fault("after_create")
+            step = "insert"
+            fault("before_insert")
+            for i, s in enumerate(fill, 1):
+                t0 = time.monotonic()
+                cat.run(s)
+                say(f"statement {i}/{len(fill)} done in {time.monotonic() - t0:.1f} s: {' '.join(s.split())[:60]}")
+            report.statements = len(fill)
+            cat.set_properties(new, {STATE: "loaded"})
+            fault("after_insert")
+            step = "verify"
+            _verify(cat, columns, report, say, drop_on_mismatch=True)
+        cat.set_properties(new, {STATE: "verified", PREVIOUS: names.qualified(backup)})
+        fault("after_verify")
+        step = "swap"
+        _check_lease(cat, src, owner, lease_ttl, break_lease=False)
+        if cat.exists(backup):
+            raise ApplyError(f"{names.qualified(backup)} already exists; wait a second and re-run")
+        cat.run(rename_old)
+        try:
+            fault("between_renames")
+            cat.run(rename_new)
+        except Exception as e:
+            try:
+                cat.rename(backup, src)
+            except Exception as e2:
+                raise ApplyError(f"renaming {names.qualified(new)} to {names.qualified(src)} failed ({e}) and so "
+                                 f"did renaming {names.qualified(backup)} back ({e2}); the data is in "
+                                 f"{names.qualified(backup)}: rename it to {names.qualified(src)} by hand") from e
+            raise
+    except Exception as e:
+        try:
+            release_lease(cat, src, owner)
+        except Exception:
+            pass  # the lease expires on its own; the original error matters more
+        left = f"; {names.qualified(new)} was kept and a re-run resumes or redoes it" if cat.exists(new) else ""
+        raise ApplyError(f"applying the layout to {names.qualified(src)} stopped at step {step}: {e}. "
+                         f"{names.qualified(src)} is unchanged{left}") from e
+    say(f"swapped: {names.qualified(src)} is the new layout, the old table is {names.qualified(backup)}")
+    _after_swap(cat, backup, owner, report, drop_old, say)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _verify(cat: Catalog, columns: Mapping[str, str], report: ApplyReport, say, *, drop_on_mismatch: bool) -> bool:
+    names = cat.names
+    want = cat.checksum(names.source, columns)
+    have = cat.checksum(names.new, columns)
+    if want != have:
+        if not drop_on_mismatch:
+            return False
+        cat.drop(names.new)
+        raise ApplyError(f"verification failed: {names.qualified(names.new)} does not hold the same rows as "
+                         f"{names.qualified(names.source)} (count, checksum, non-NULL counts: {have} vs {want}); "
+                         "the new table was dropped")
+    report.rows = int(want[0])
+    say(f"verified {report.rows:,} rows (count, checksum and per-column counts match)")
+    return True
+
+
+def _after_swap(cat: Catalog, backup: str, owner: str | None, report: ApplyReport, drop_old: bool, say) -> None:
+    names = cat.names
+    src = names.source
+    report.backup = names.qualified(backup)
+    if owner is not None:
+        release_lease(cat, backup, owner)
+    # the new table was created before the lease was taken on the source, so it has none; the
+    # state/previous properties stay as a record of how this table came to be
+    if drop_old:
+        cat.drop(backup)
+        report.dropped_old = True
+        say(f"dropped {names.qualified(backup)}")
+    if not report.rows:
+        report.rows = int(cat.checksum(src, cat.columns(src))[0] or 0)
+
+
+def _resume_missing_source(cat: Catalog, layout: Layout, report: ApplyReport, say, ttl: float,
+                           break_lease: bool, drop_old: bool) -> bool:
+    """``<t>`` is missing: finish an interrupted swap (True) or put the old table back (False)."""
+    names = cat.names
+    src, new = names.source, names.new
+    props = cat.properties(new) if cat.exists(new) else {}
+    previous = TableNames.of(props[PREVIOUS]).source if PREVIOUS in props else None
+    if not _is_ours(props, layout) or previous is None or not cat.exists(previous):
+        befores = sorted(t for t in cat.tables() if t.startswith(src + BACKUP_INFIX))
+        hint = f"; earlier versions: {', '.join(befores)}" if befores else ""
+        raise ApplyError(f"table {names.qualified(src)} does not exist{hint}")
+    # the lease moved with the source when it was renamed to `previous`
+    owner = acquire_lease(cat, previous, ttl=ttl, break_lease=break_lease)
+    if props.get(STATE) == "verified":
+        say(f"{names.qualified(src)} is missing but {names.qualified(new)} is verified: finishing the swap")
+        cat.rename(new, src)
+        report.resumed = f"finished the swap interrupted after renaming {names.qualified(src)} to " \
+                         f"{names.qualified(previous)}"
+        say(f"swapped: {names.qualified(src)} is the new layout, the old table is {names.qualified(previous)}")
+        _after_swap(cat, previous, owner, report, drop_old, say)
+        return True
+    say(f"{names.qualified(src)} is missing and {names.qualified(new)} is not verified: "
+        f"renaming {names.qualified(previous)} back")
+    cat.rename(previous, src)
+    release_lease(cat, src, owner)
+    return False
+
+
+__all__ = ["ApplyReport", "HiveServer2Runner", "Runner", "SparkRunner", "SimulatedCrash", "FAULT_POINTS",
+           "apply_layout", "acquire_lease", "release_lease"]

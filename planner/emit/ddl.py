@@ -1,0 +1,109 @@
+"""``CREATE TABLE`` for a laid-out table, with the layout itself stored in TBLPROPERTIES.
+
+The layout travels with the table, so any session can rewrite queries against it
+(``planner.rewrite.sql``) without the advice folder. Metastore parameter values are short:
+Derby's ``TABLE_PARAMS.PARAM_VALUE`` is ``VARCHAR(4000)`` (other backends differ), so the JSON is
+printed as ASCII (``ensure_ascii``: characters are bytes) and cut into chunks well under that:
+
+    'planner.layout.parts'='3', 'planner.layout.0'='{"version": 1, …', 'planner.layout.1'='…', …
+    'planner.layout.sha256'='<hash of the whole JSON>'   (detects a missing or mangled chunk)
+
+sqlglot expresses the whole statement (``exp.Create`` with ``exp.Schema``,
+``PartitionedByProperty``, ``FileFormatProperty`` and plain ``Property`` pairs). The one
+difference between dialects: for ``spark`` sqlglot moves the partition column into the column list
+and prints ``PARTITIONED BY (planner_pid)``; Spark 4.3 accepts both forms for Hive tables.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Mapping
+
+from sqlglot import exp
+
+from planner.errors import LayoutError
+from planner.layout import LAYOUT_VERSION, Layout
+
+CHUNK_CHARS = 3000  # < 4000, Derby's PARAM_VALUE limit, with room for escaping by a client
+PREFIX = "planner.layout"
+FILE_FORMATS = ("PARQUET", "ORC")
+
+
+def table_expr(name: str | exp.Table, dialect: str = "hive") -> exp.Table:
+    """A table reference with every part quoted. ``name`` is SQL (``db.t`` or ``db.`odd name```)."""
+    table = name.copy() if isinstance(name, exp.Table) else exp.to_table(name, dialect=dialect)
+    for key in ("catalog", "db", "this"):
+        part = table.args.get(key)
+        if isinstance(part, exp.Identifier):
+            table.set(key, exp.to_identifier(part.name, quoted=True))
+    table.set("alias", None)
+    return table
+
+
+def data_type(type_name: str) -> exp.DataType:
+    try:
+        return exp.DataType.build(type_name, dialect="hive")
+    except Exception as e:  # sqlglot raises ParseError/ValueError for unknown type text
+        raise LayoutError(f"cannot read the column type {type_name!r}: {e}") from None
+
+
+def layout_json_text(layout: Layout) -> str:
+    return json.dumps(layout.to_json(), ensure_ascii=True, separators=(",", ":"), sort_keys=False, default=str)
+
+
+def layout_properties(layout: Layout, chunk_chars: int = CHUNK_CHARS) -> dict[str, str]:
+    text = layout_json_text(layout)
+    chunks = [text[i:i + chunk_chars] for i in range(0, len(text), chunk_chars)] or [""]
+    props = {
+        "planner.version": str(LAYOUT_VERSION),
+        "planner.source": layout.table,
+        "planner.strategy": layout.strategy,
+        f"{PREFIX}.parts": str(len(chunks)),
+        f"{PREFIX}.sha256": hashlib.sha256(text.encode("ascii")).hexdigest(),
+    }
+    for i, c in enumerate(chunks):
+        props[f"{PREFIX}.{i}"] = c
+    return props
+
+
+def layout_from_properties(props: Mapping[str, str]) -> Layout:
+    """Reassemble and validate the layout stored by ``create_table_sql``."""
+    if f"{PREFIX}.parts" not in props:
+        raise LayoutError("the table has no planner layout (no 'planner.layout.parts' property)")
+    try:
+        n = int(props[f"{PREFIX}.parts"])
+    except ValueError:
+        raise LayoutError(f"'planner.layout.parts' is not a number: {props[f'{PREFIX}.parts']!r}") from None
+    missing = [i for i in range(n) if f"{PREFIX}.{i}" not in props]
+    if missing:
+        raise LayoutError(f"the stored layout is missing chunk(s) {missing} of {n}")
+    text = "".join(props[f"{PREFIX}.{i}"] for i in range(n))
+    want = props.get(f"{PREFIX}.sha256")
+    if want is not None and hashlib.sha256(text.encode("utf-8")).hexdigest() != want:
+        raise LayoutError("the stored layout does not match its checksum (a chunk was changed or truncated)")
+    return Layout.loads(text)
+
+
+def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
+                 file_format: str = "PARQUET", dialect: str = "hive") -> exp.Create:
+    fmt = file_format.upper()
+    if fmt not in FILE_FORMATS:
+        raise LayoutError(f"unsupported file format {file_format!r}; use one of {', '.join(FILE_FORMATS)}")
+    pcol = layout.partition_column
+    if pcol.lower() in {c.lower() for c in columns}:
+        raise LayoutError(f"the table already has a column named {pcol!r}; choose another partition column")
+    col_defs = [exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=data_type(t)) for c, t in columns.items()]
+    part = exp.ColumnDef(this=exp.to_identifier(pcol, quoted=True), kind=exp.DataType.build("INT"))
+    props: list[exp.Expression] = [
+        exp.PartitionedByProperty(this=exp.Schema(expressions=[part])),
+        exp.FileFormatProperty(this=exp.Var(this=fmt), hive_format=True),
+    ]
+    props += [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
+              for k, v in layout_properties(layout).items()]
+    return exp.Create(this=exp.Schema(this=table_expr(new_table, dialect), expressions=col_defs), kind="TABLE",
+                      properties=exp.Properties(expressions=props))
+
+
+def create_table_sql(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
+                     file_format: str = "PARQUET", dialect: str = "hive") -> str:
+    return create_table(layout, columns, new_table, file_format=file_format, dialect=dialect).sql(dialect=dialect)

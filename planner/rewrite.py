@@ -1,0 +1,277 @@
+"""Rewrite a query so that each scan of a laid-out table reads only the partitions it may need.
+
+    SELECT … FROM tpch.lineitem l JOIN orders o ON … WHERE l.l_shipdate >= DATE '1995-01-01'
+ -> SELECT … FROM (SELECT <columns> FROM tpch.lineitem WHERE planner_pid IN (0, 3, 4)) AS l JOIN …
+
+The scan's predicate is found by ``planner.workload.scans`` (only what may filter the scan before
+the join, so outer joins stay correct) and analysed exactly as ``planner.analysis`` does; the
+partitions come from ``planner.pruning`` (the one pruning rule the cost model also uses). The
+catch-all partition 0 is always read. Replacing the table by a subquery with the same alias and
+the table's columns (the partition column left out, so ``SELECT *`` is unchanged) keeps the
+query's meaning under every join type. A query with nothing to prune comes back as the very same
+text.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Mapping
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from planner.analysis import ScanAnalysis, _analyse_predicate
+from planner.cnf.normalize import DEFAULT_BUDGET
+from planner.cnf.values import Kind, kind_of_type
+from planner.emit.conditions import column_ref
+from planner.emit.ddl import layout_from_properties
+from planner.errors import InputError, LayoutError, SchemaError
+from planner.layout import CATCH_ALL, Layout
+from planner.pruning import hit_matrix
+from planner.workload.scans import ScanSite, Schema, iter_scans
+
+# Table arguments a plain subquery could not carry over (TABLESAMPLE, time travel, hints, …).
+_PLAIN_TABLE_ARGS = {"this", "db", "catalog", "alias"}
+
+
+@dataclass(frozen=True)
+class RewriteNote:
+    table: str
+    alias: str
+    partitions_read: tuple[int, ...]
+    partitions_total: int
+    rewritten: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ScanExplanation:
+    table: str
+    alias: str
+    partitions_read: tuple[int, ...]
+    partitions_total: int
+    predicates_used: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Pruned:
+    site: ScanSite
+    layout: Layout
+    partitions: tuple[int, ...]
+    total: int
+    used: tuple[str, ...]
+
+
+def _schema(schema, layouts: Mapping[str, Layout] = {}) -> Schema:
+    """The caller's schema, with each laid-out table's partition column added (queries may name it)."""
+    if schema is None:
+        return Schema()
+    tables = {k: dict(v) for k, v in (schema.tables if isinstance(schema, Schema) else Schema(schema).tables).items()}
+    lowered = {k.lower(): v for k, v in layouts.items()}
+    for name, cols in tables.items():
+        layout = _lookup(lowered, name)
+        if layout is not None:
+            cols.setdefault(layout.partition_column.lower(), "int")
+    return Schema(tables)
+
+
+def _lookup(layouts: Mapping[str, Layout], table: str) -> Layout | None:
+    if table in layouts:
+        return layouts[table]
+    short = table.rsplit(".", 1)[-1]
+    if "." not in table:
+        hits = [v for k, v in layouts.items() if k.rsplit(".", 1)[-1] == short]
+        return hits[0] if len(hits) == 1 else None
+    return None
+
+
+def _parse(sql: str, dialect: str) -> exp.Expression:
+    try:
+        return sqlglot.parse_one(sql, read=dialect)
+    except (ParseError, TokenError) as e:
+        raise InputError(f"cannot parse the query: {str(e).splitlines()[0]}") from None
+
+
+def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
+                        budget: int = DEFAULT_BUDGET) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The partition ids ``site`` may need (catch-all included) and the conditions that pruned."""
+    kinds: dict[str, Kind] = dict(layout.kinds)
+    if columns:
+        kinds.update({c.lower(): kind_of_type(t) for c, t in columns.items()})
+    kinds = {k: v for k, v in kinds.items() if k not in dict(layout.derived)}
+    groups, unused = _analyse_predicate(site.predicate, kinds, budget, {})
+    scan = ScanAnalysis(0, site.alias, groups, unused, site.columns)
+    all_kinds = kinds | {k: Kind.BOOLEAN for k, _ in layout.derived} | dict(layout.kinds)
+    for a in scan.sets:
+        all_kinds.setdefault(a, scan.sets[a].kind)
+    regions = [p.conditions for p in layout.partitions]
+    hits = hit_matrix([scan], regions, all_kinds)[0] if regions else []
+    read = {p.id for p, h in zip(layout.partitions, hits) if h} | {CATCH_ALL}
+    attrs = set(layout.attributes)
+    used = tuple(f"{a} IN {vs}" for a, vs in scan.sets.items() if a in attrs)
+    if groups.unsatisfiable:
+        used += ("(the predicate is never TRUE)",)
+    return tuple(sorted(read)), used
+
+
+def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, dialect: str,
+           current_db: str | None) -> list[_Pruned]:
+    layouts = {k.lower(): v for k, v in layouts.items()}
+    out = []
+    for site in list(iter_scans(tree, schema, current_db, dialect)):
+        layout = _lookup(layouts, site.table)
+        if layout is None:
+            continue
+        read, used = partitions_for_scan(site, layout, schema.columns(site.table))
+        total = len({p.id for p in layout.partitions} | {CATCH_ALL})
+        out.append(_Pruned(site, layout, read, total, used))
+    return out
+
+
+def _why_not(p: _Pruned, named: set[str], columns: Mapping[str, str] | None) -> str:
+    if len(p.partitions) >= p.total:
+        return "every partition may hold matching rows"
+    if not columns:
+        return "the table's columns are unknown (give a schema)"
+    extra = set(p.site.node.args) - _PLAIN_TABLE_ARGS
+    if any(p.site.node.args.get(a) for a in extra):
+        return "the table reference has clauses a subquery cannot carry (sample, hints, time travel)"
+    pcol = p.layout.partition_column.lower()
+    if pcol in named:
+        return f"the query names the partition column {pcol} itself"
+    if any(c.args.get("db") is not None for c in p.site.scope.columns):
+        return "a column is qualified with its database; the subquery alias could not stand in"
+    return ""
+
+
+def _span(node: exp.Table) -> tuple[int, int] | None:
+    """Character span of the table reference (name and alias) in the query text, if the parser kept it."""
+    parts = [node.args.get(k) for k in ("catalog", "db", "this")]
+    alias = node.args.get("alias")
+    if alias is not None:
+        parts.append(alias.this)
+    metas = [p.meta for p in parts if isinstance(p, exp.Identifier)]
+    if not metas or any("start" not in m or "end" not in m for m in metas):
+        return None
+    return min(m["start"] for m in metas), max(m["end"] for m in metas)
+
+
+def _subquery_sql(p: _Pruned, columns: Mapping[str, str], dialect: str) -> str:
+    node = p.site.node
+    pcol = p.layout.partition_column
+    table = node.copy()
+    table.set("alias", None)
+    inner = exp.select(*[column_ref(c) for c in columns if c.lower() != pcol.lower()], copy=False)
+    inner = inner.from_(table, copy=False).where(
+        exp.In(this=column_ref(pcol), expressions=[exp.Literal.number(i) for i in p.partitions]), copy=False)
+    alias = node.args.get("alias")
+    ident = alias.this.copy() if alias is not None else node.this.copy()
+    return exp.Subquery(this=inner, alias=exp.TableAlias(this=ident)).sql(dialect=dialect)
+
+
+def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hive", schema=None,
+                  current_db: str | None = None) -> tuple[str, list[RewriteNote]]:
+    """``sql`` with every prunable scan of a laid-out table narrowed to its partitions.
+
+    Only the text of each rewritten table reference changes; the rest of the query is kept byte
+    for byte. Re-printing the whole tree would be riskier: sqlglot and Spark disagree on some
+    spellings (Spark 4 reads ``'it''s'`` as ``it's``, sqlglot's spark dialect as ``CONCAT('it', 's')``).
+    """
+    tree = _parse(sql, dialect)
+    schema = _schema(schema, layouts)
+    pruned = _prune(tree, layouts, schema, dialect, current_db)
+    named = {c.name.lower() for c in tree.find_all(exp.Column)}
+    notes: list[RewriteNote] = []
+    edits: list[tuple[int, int, str]] = []
+    for p in pruned:
+        columns = schema.columns(p.site.table)
+        reason = _why_not(p, named, columns)
+        span = _span(p.site.node) if not reason else None
+        if not reason and span is None:
+            reason = "the parser did not keep the position of the table reference"
+        if not reason:
+            edits.append((span[0], span[1], _subquery_sql(p, columns, dialect)))
+        notes.append(RewriteNote(p.site.table, p.site.alias, p.partitions, p.total, not reason, reason))
+    for start, end, text in sorted(edits, reverse=True):
+        sql = sql[:start] + text + sql[end + 1:]
+    return sql, notes
+
+
+def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialect: str = "hive", schema=None,
+                  current_db: str | None = None) -> list[ScanExplanation]:
+    """Per scan of a laid-out table: the partitions it reads and the conditions that decided it.
+
+    ``stats`` (table name -> ``TableStats``) only supplies column types when no schema is given.
+    """
+    tables = dict(_schema(schema).tables)
+    for name, st in (stats or {}).items():
+        tables.setdefault(name.lower(), {c.lower(): t for c, t in st.schema.items()})
+    tree = _parse(sql, dialect)
+    return [ScanExplanation(p.site.table, p.site.alias, p.partitions, p.total, p.used)
+            for p in _prune(tree, layouts, _schema(tables, layouts), dialect, current_db)]
+
+
+# ---- the Spark edge: planner.sql(spark, text) ----------------------------------------------------
+_CACHE: dict[tuple[str, str], Layout] = {}
+
+
+def _quoted(node: exp.Table) -> str:
+    parts = [node.args.get(k) for k in ("catalog", "db", "this")]
+    return ".".join(exp.to_identifier(p.name, quoted=True).sql(dialect="spark") for p in parts if p is not None)
+
+
+def _table_layout(spark, name: str) -> tuple[Layout, dict[str, str]] | None:
+    rows = spark.sql("SHOW TBLPROPERTIES " + name).collect()  # name: sqlglot-quoted identifiers
+    props = {r[0]: r[1] for r in rows}
+    if "planner.layout.parts" not in props:
+        return None
+    key = (name, props.get("planner.layout.sha256") or hashlib.sha256(
+        "".join(v for k, v in sorted(props.items()) if k.startswith("planner.layout.")).encode()).hexdigest())
+    layout = _CACHE.get(key)
+    if layout is None:
+        layout = _CACHE[key] = layout_from_properties(props)
+    columns = {f.name.lower(): f.dataType.simpleString() for f in spark.table(name).schema.fields}
+    return layout, columns
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
+def sql(spark, text: str, *, dialect: str = "spark"):
+    """``spark.sql(text)``, reading only the partitions each laid-out table scan may need.
+
+    Layouts come from the tables' TBLPROPERTIES (cached by their checksum, so a re-applied
+    layout is picked up); tables without one are left alone.
+    """
+    tree = _parse(text, dialect)
+    current_db = spark.catalog.currentDatabase()
+    layouts: dict[str, Layout] = {}
+    tables: dict[str, dict[str, str]] = {}
+    for site in iter_scans(tree, Schema(), current_db, dialect):
+        if site.table in tables:
+            continue
+        node = site.node.copy()
+        if node.args.get("db") is None and current_db:
+            node.set("db", exp.to_identifier(current_db))
+        try:
+            found = _table_layout(spark, _quoted(node))
+        except LayoutError:
+            raise
+        except Exception:  # a table Spark does not know: let spark.sql report it as usual
+            found = None
+        tables[site.table] = found[1] if found else {}
+        if found:
+            layouts[site.table] = found[0]
+    if layouts:
+        try:
+            text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db,
+                                    schema={t: c for t, c in tables.items() if c})
+        except SchemaError:
+            pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
+    return spark.sql(text)
+
+
+__all__ = ["rewrite_query", "explain_query", "sql", "RewriteNote", "ScanExplanation", "clear_cache",
+           "partitions_for_scan"]

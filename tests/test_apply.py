@@ -1,0 +1,211 @@
+"""``apply_layout`` end to end on real Spark: swap, verify, leases, and recovery after faults."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from hive_integration.apply import (FAULT_POINTS, OWNER, STATE, HiveServer2Runner, SimulatedCrash, SparkRunner,
+                                    apply_layout)
+from hive_integration.hiveserver2 import HiveServer2Client
+from planner.cnf.values import Kind
+from planner.cnf.valueset import ValueSet
+from planner.errors import ApplyError, LeaseError
+from planner.layout import Layout, Partition
+
+ROWS = 300
+_hs2_db = itertools.count(1)
+
+CREATE = """CREATE TABLE {t} (k INT, id BIGINT, name STRING, price DECIMAL(10,2), d DATE, x DOUBLE,
+                              flag BOOLEAN, ts TIMESTAMP) STORED AS PARQUET"""
+FILL = f"""INSERT INTO {{t}} SELECT
+  CASE WHEN id % 17 = 0 THEN NULL ELSE CAST(id AS INT) END,
+  id,
+  CASE WHEN id % 5 = 0 THEN NULL ELSE concat('n', CAST(id % 23 AS STRING)) END,
+  CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id * 1.25 AS DECIMAL(10,2)) END,
+  CASE WHEN id % 11 = 0 THEN NULL ELSE date_add(DATE '2024-01-01', CAST(id AS INT)) END,
+  CASE WHEN id % 13 = 0 THEN NULL ELSE id / 3.0 END,
+  CASE WHEN id % 3 = 0 THEN NULL ELSE id % 2 = 0 END,
+  CASE WHEN id % 19 = 0 THEN NULL ELSE CAST(DATE '2024-01-01' AS TIMESTAMP) END
+FROM range({ROWS})"""
+
+
+def int_layout(table: str) -> Layout:
+    r = lambda lo, hi: ValueSet.range(Kind.INTEGER, lo, hi, True, False)  # noqa: E731
+    parts = (Partition(1, (("k", r(None, 100)),)), Partition(2, (("k", r(100, 200)),)),
+             Partition(3, (("k", r(200, None)),)), Partition(4, (("k", ValueSet.only_null(Kind.INTEGER)),)))
+    return Layout(table, "hand-built", parts, kinds=(("k", Kind.INTEGER),))
+
+
+@pytest.fixture
+def source(spark, fresh_db):
+    t = f"{fresh_db}.items"
+    spark.sql(CREATE.format(t=t))
+    spark.sql(FILL.format(t=t))
+    return t
+
+
+def rows(spark, table):
+    cols = "k, id, name, price, d, x, flag, ts"
+    return sorted(spark.sql(f"SELECT {cols} FROM {table}").collect(), key=lambda r: r.id)
+
+
+def tables(spark, db):
+    return {r.tableName for r in spark.sql(f"SHOW TABLES IN {db}").collect()}
+
+
+def props(spark, table):
+    return {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+
+
+def assert_applied(spark, table, before):
+    db = table.split(".")[0]
+    assert rows(spark, table) == before
+    parts = sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {table}").collect())
+    assert parts == ["planner_pid=1", "planner_pid=2", "planner_pid=3", "planner_pid=4"]
+    p = props(spark, table)
+    assert p[STATE] == "verified" and p["planner.previous"].startswith(table + "__before_")
+    assert OWNER not in p
+    backups = [t for t in tables(spark, db) if t.startswith("items__before_")]
+    assert backups and "items__planner_new" not in tables(spark, db)
+    return backups
+
+
+def test_apply_swaps_in_a_verified_partitioned_copy(spark, source):
+    before = rows(spark, source)
+    seen = []
+    report = apply_layout(SparkRunner(spark), int_layout(source), progress=seen.append)
+    backups = assert_applied(spark, source, before)
+    assert report.rows == ROWS and report.backup == f"{source.split('.')[0]}.{backups[0]}"
+    assert rows(spark, report.backup) == before
+    assert OWNER not in props(spark, report.backup)
+    assert any("statement" in m and "/" in m for m in seen)
+    assert report.resumed is None and not report.dropped_old
+
+
+def test_drop_old_removes_the_backup(spark, source):
+    before = rows(spark, source)
+    report = apply_layout(SparkRunner(spark), int_layout(source), drop_old=True)
+    assert report.dropped_old
+    assert rows(spark, source) == before
+    assert not [t for t in tables(spark, source.split(".")[0]) if "__before_" in t]
+
+
+@pytest.mark.parametrize("point", FAULT_POINTS)
+def test_injected_failure_leaves_the_source_intact_and_a_rerun_completes(spark, source, point, monkeypatch):
+    before = rows(spark, source)
+    monkeypatch.setenv("PLANNER_FAIL_AT", point)
+    with pytest.raises(ApplyError, match=point):
+        apply_layout(SparkRunner(spark), int_layout(source))
+    monkeypatch.delenv("PLANNER_FAIL_AT")
+    assert rows(spark, source) == before
+    p = props(spark, source)
+    assert OWNER not in p and "planner.layout.parts" not in p  # still the old, unleased table
+    assert not [t for t in tables(spark, source.split(".")[0]) if "__before_" in t]
+    report = apply_layout(SparkRunner(spark), int_layout(source))
+    assert_applied(spark, source, before)
+    if point in ("after_insert", "after_verify", "between_renames"):
+        assert report.resumed and "reused" in report.resumed
+
+
+def test_crash_between_renames_is_finished_by_a_rerun(spark, source):
+    before = rows(spark, source)
+    db = source.split(".")[0]
+    with pytest.raises(SimulatedCrash):
+        apply_layout(SparkRunner(spark), int_layout(source), crash_at="between_renames")
+    assert "items" not in tables(spark, db)  # the process died with the source renamed away
+    with pytest.raises(LeaseError, match="break-lease"):
+        apply_layout(SparkRunner(spark), int_layout(source))
+    report = apply_layout(SparkRunner(spark), int_layout(source), break_lease=True)
+    assert "finished the swap" in report.resumed
+    assert_applied(spark, source, before)
+
+
+def test_crash_mid_load_is_redone(spark, source):
+    before = rows(spark, source)
+    with pytest.raises(SimulatedCrash):
+        apply_layout(SparkRunner(spark), int_layout(source), crash_at="after_create")
+    assert rows(spark, source) == before
+    assert props(spark, f"{source}__planner_new")[STATE] == "created"
+    apply_layout(SparkRunner(spark), int_layout(source), break_lease=True)
+    assert_applied(spark, source, before)
+
+
+def test_a_concurrent_second_apply_is_refused(spark, source):
+    before = rows(spark, source)
+    refused = []
+
+    def meanwhile(msg):
+        if "created" in msg and not refused:
+            with pytest.raises(LeaseError) as e:
+                apply_layout(SparkRunner(spark), int_layout(source))
+            refused.append(str(e.value))
+
+    apply_layout(SparkRunner(spark), int_layout(source), progress=meanwhile)
+    assert refused and "another run" in refused[0]
+    assert_applied(spark, source, before)
+
+
+def test_leftover_table_not_made_by_the_planner_is_not_dropped(spark, source):
+    spark.sql(f"CREATE TABLE {source}__planner_new (a INT) STORED AS PARQUET")
+    with pytest.raises(ApplyError, match="not made by the planner"):
+        apply_layout(SparkRunner(spark), int_layout(source))
+    assert OWNER not in props(spark, source)
+
+
+def test_schema_mismatch_is_refused(spark, source):
+    with pytest.raises(ApplyError, match="no longer has the schema"):
+        apply_layout(SparkRunner(spark), int_layout(source), expected_columns={"k": "int"})
+    bad = Layout(source, "x", (Partition(1, (("nope", ValueSet.only_null(Kind.INTEGER)),)),),
+                 kinds=(("nope", Kind.INTEGER),))
+    with pytest.raises(ApplyError, match="nope"):
+        apply_layout(SparkRunner(spark), bad)
+
+
+def test_apply_through_hiveserver2(thrift_server):
+    db = f"hs2apply{next(_hs2_db)}"
+    t = f"{db}.items"
+    with HiveServer2Client(thrift_server.host, thrift_server.port) as hs2:
+        hs2.execute(f"CREATE DATABASE {db}")
+        try:
+            hs2.execute("CREATE TABLE {t} (k INT, name STRING) STORED AS PARQUET".format(t=t))
+            hs2.execute(f"INSERT INTO {t} VALUES (1, 'a'), (150, NULL), (250, 'c'), (NULL, 'd'), (99, 'e')")
+            before = sorted(hs2.execute(f"SELECT k, name FROM {t}"), key=repr)
+            runner = HiveServer2Runner(thrift_server.host, thrift_server.port)
+            try:
+                report = apply_layout(runner, int_layout(t))
+            finally:
+                runner.close()
+            assert report.rows == 5
+            assert sorted(hs2.execute(f"SELECT k, name FROM {t}"), key=repr) == before
+            assert len(hs2.execute(f"SHOW PARTITIONS {t}")) == 4
+            assert any(str(r[1]).startswith("items__before_") for r in hs2.execute(f"SHOW TABLES IN {db}"))
+        finally:
+            hs2.execute(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def test_cli_applies_an_advice_folder(spark, source, tmp_path):
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    import planner.cli.apply  # noqa: F401  (registers the command)
+    from planner.cli.main import cli
+    from planner.emit.advice_folder import write_advice_folder
+
+    before = rows(spark, source)
+    columns = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE {source}").collect()}
+    state = Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).parent
+    advice = write_advice_folder(tmp_path / "advice", int_layout(source), columns)
+    stale = tmp_path / "stale"
+    write_advice_folder(stale, int_layout(source), {**columns, "extra": "int"})
+
+    result = CliRunner().invoke(cli, ["apply", str(stale), "--state-dir", str(state)])
+    assert result.exit_code != 0 and "no longer has the schema" in result.output
+    result = CliRunner().invoke(cli, ["apply", str(advice), "--state-dir", str(state), "--format", "json",
+                                      "--drop-old"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["rows"] == ROWS and report["dropped_old"]
+    assert rows(spark, source) == before

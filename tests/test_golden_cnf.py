@@ -1,0 +1,144 @@
+"""Golden-file tests: workload text in, per-scan CNF of ``lineitem`` out.
+
+``tests/golden/lineitem_cnf.txt`` holds sections like sqlglot's optimizer fixtures::
+
+    #### q06                      <- section name; "cps" sections print candidate plans instead
+    @ sql/tpch/q06.sql            <- input: "@ path" (relative to the repo) or SQL text
+    ----                          <- separates input from the expected output
+    scan 1 lineitem AS lineitem
+      l_discount: [0.05, 0.07]
+      ...
+
+For every scan of a table named ``lineitem`` (any database) the expected output lists the
+per-column value sets (``str(ValueSet)``, derived column-pair attributes included), the residual
+and opaque clauses, the predicates that cannot prune with their reasons, and the weakened flag.
+
+Regenerate with ``UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_golden_cnf.py`` and then
+review the diff by hand: a golden file is only as good as the reading it got.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from planner.analysis import TableAnalysis, analyze_table
+from planner.cnf.normalize import clause_str
+from planner.workload import parse_workload
+from planner.workload.scans import schema_from_ddl
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden" / "lineitem_cnf.txt"
+SCHEMA = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text(), "sql/tpch_schema.sql")
+TABLE = "lineitem"
+HEADER = "#### "
+SEPARATOR = "----"
+
+
+def parse_golden(text: str) -> list[tuple[str, str, str]]:
+    """``[(name, input, expected)]``; lines before the first section are a free-form preamble."""
+    sections: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith(HEADER):
+            sections.append((line[len(HEADER):].strip(), []))
+        elif sections:
+            sections[-1][1].append(line)
+    out = []
+    for name, lines in sections:
+        if SEPARATOR not in lines:
+            raise ValueError(f"golden section {name!r} has no {SEPARATOR!r} line")
+        cut = lines.index(SEPARATOR)
+        out.append((name, "\n".join(lines[:cut]).strip(), "\n".join(lines[cut + 1:]).strip()))
+    return out
+
+
+def preamble(text: str) -> str:
+    head = text.split("\n" + HEADER, 1)[0] if not text.startswith(HEADER) else ""
+    return head.rstrip("\n")
+
+
+def workload_text(source: str) -> tuple[str, str]:
+    """The SQL of a section and the path to name in messages (several "@ path" lines concatenate)."""
+    lines = source.splitlines()
+    if lines and all(line.startswith("@") for line in lines):
+        rels = [line[1:].strip() for line in lines]
+        return "\n".join((ROOT / rel).read_text() for rel in rels), rels[0] if len(rels) == 1 else "<golden>"
+    return source, "<golden>"
+
+
+def render_scans(t: TableAnalysis, statement_of) -> list[str]:
+    lines = []
+    for s in t.scans:
+        g = s.groups
+        lines.append(f"scan {statement_of(s.query)} {t.table} AS {s.alias}")
+        for col, vs in g.columns:
+            lines.append(f"  {col}: {vs}")
+        for clause in g.residual:
+            lines.append(f"  residual: {clause_str(clause)}")
+        for clause in g.opaque:
+            lines.append(f"  opaque: {clause_str(clause)}")
+        # Sorted: the core's order follows frozenset iteration and changes with PYTHONHASHSEED.
+        for pred, why in sorted(s.unused):
+            lines.append(f"  unused: {pred}  [{why}]")
+        lines.append(f"  weakened: {'yes' if g.weakened else 'no'}")
+        if g.unsatisfiable:
+            lines.append("  unsatisfiable: yes")
+    return lines
+
+
+def render_candidates(t: TableAnalysis) -> list[str]:
+    lines = [f"candidates {t.table}"]
+    for c in t.candidates:
+        lines.append(f"  {c.column} ({c.kind.value}, {'ordered' if c.ordered else 'categorical'}, "
+                     f"{c.queries} scans)")
+        for i, cond in enumerate(c.conditions, 1):
+            lines.append(f"    c{i}: {cond}")
+    return lines
+
+
+def render(name: str, source: str) -> str:
+    sql, path = workload_text(source)
+    wl = parse_workload(sql, path, schema=SCHEMA)
+    tables = [t for t in wl.tables() if t.rsplit(".", 1)[-1] == TABLE]
+    if not tables:
+        return f"(no scan of {TABLE})"
+    lines: list[str] = []
+    for table in tables:
+        t = analyze_table(wl, table, SCHEMA.columns(table))
+        # "cps" sections show the workload's candidate plans; the scans are in the other sections.
+        lines += render_candidates(t) if name.startswith("cps") else render_scans(t, lambda i: wl.queries[i].number)
+    return "\n".join(lines)
+
+
+def _cases():
+    return parse_golden(GOLDEN.read_text()) if GOLDEN.exists() else []
+
+
+def test_golden_file_is_well_formed():
+    cases = _cases()
+    names = [n for n, _, _ in cases]
+    assert len(cases) >= 40
+    assert len(names) == len(set(names)), "section names must be unique"
+    tpch = {n for n in names if n.startswith("q")}
+    assert tpch >= {"q01", "q03", "q04", "q05", "q06", "q07", "q08", "q09", "q10", "q12", "q14", "q15", "q17",
+                    "q18", "q19", "q20", "q21"}
+
+
+@pytest.mark.parametrize("name,source,expected", _cases(), ids=[c[0] for c in _cases()])
+def test_golden(name, source, expected):
+    actual = render(name, source)
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        pytest.skip("golden file rewritten by test_zz_update_golden")
+    assert actual == expected
+
+
+def test_zz_update_golden():
+    """With ``UPDATE_GOLDEN=1``, rewrite every section's expected output (inputs are kept)."""
+    if os.environ.get("UPDATE_GOLDEN") != "1":
+        return
+    text = GOLDEN.read_text()
+    parts = [preamble(text)] if preamble(text) else []
+    for name, source, _ in parse_golden(text):
+        parts.append(f"{HEADER}{name}\n{source}\n{SEPARATOR}\n{render(name, source)}")
+    GOLDEN.write_text("\n\n".join(parts) + "\n")
