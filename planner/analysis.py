@@ -123,7 +123,7 @@ def _analyse_predicate(predicate, kinds, budget, derived: dict[str, ColumnPair])
         unused.append((a.text or str(a), "only approximated (LIKE pattern with inner wildcards)"))
     groups = ColumnGroups(tuple(sorted(sets.items())), tuple(residual), groups.opaque, groups.weakened,
                           groups.unsatisfiable)
-    return groups, tuple(dict.fromkeys(unused))
+    return groups, tuple(sorted(set(unused)))
 
 
 def _inexact(e) -> Iterable[Pred]:
