@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, Pred, atoms, map_atoms
+from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, Pred, and_, atoms, map_atoms, not_
 from planner.cnf.values import Kind, Value, coerce, kind_of_value
 from planner.cnf.valueset import Interval, ValueSet
 
@@ -66,8 +66,14 @@ def _bind(a: Cmp, kind: Kind) -> Expr:
         return p.negate() if a.negated else p
     if a.op == "like":
         return _bind_like(a, kind)
+    if a.op == "between":
+        # Desugar so NULL bounds follow 3-valued logic: 'a' NOT BETWEEN NULL AND '' is TRUE
+        # (UNKNOWN AND FALSE is FALSE), which a single UNKNOWN atom would get wrong.
+        lo, hi = a.values
+        e = and_(_bind(Cmp(col, ">=", (lo,)), kind), _bind(Cmp(col, "<=", (hi,)), kind))
+        return not_(e) if a.negated else e
     if any(v is None for v in a.values) and a.op != "in":
-        return UNKNOWN  # x = NULL, x BETWEEN NULL AND 3: never TRUE (3-valued logic)
+        return UNKNOWN  # x = NULL: never TRUE, and NOT (x = NULL) is UNKNOWN too
     values = []
     for v in a.values:
         c = coerce(v, kind) if v is not None else None

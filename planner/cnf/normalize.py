@@ -214,6 +214,8 @@ def group_by_column(form: CNF) -> ColumnGroups:
     sets: dict[str, ValueSet] = {}
     residual, opaque = [], []
     for clause in form.clauses:
+        if not clause:
+            continue  # the empty clause (FALSE) is reported as ``unsatisfiable``
         if any(isinstance(a, Opaque) for a in clause):
             opaque.append(clause)
         elif len(clause) == 1 and isinstance(next(iter(clause)), Pred):

@@ -61,7 +61,10 @@ def _lo_key(iv: Interval):
 
 def _canonical(iv: Interval, kind: Kind) -> Interval:
     """Close the bounds of discrete domains, so ``(5, 9)`` on integers is ``[6, 8]``."""
-    if not kind.discrete or kind is Kind.BOOLEAN:
+    if kind is Kind.BOOLEAN:
+        inside = [v for v in (False, True) if iv.contains(v)]
+        return Interval(inside[0], inside[-1], True, True) if inside else Interval(True, False, True, True)
+    if not kind.discrete:
         return iv
     lo, hi, lc, hc = iv.lo, iv.hi, iv.lo_closed, iv.hi_closed
     if kind is Kind.INTEGER:
@@ -111,6 +114,8 @@ def _normalise(intervals: Iterable[Interval], kind: Kind) -> tuple[Interval, ...
             out[-1] = Interval(prev.lo, hi, prev.lo_closed, hc)
         else:
             out.append(iv)
+    if kind is Kind.BOOLEAN and any(i.contains(False) for i in out) and any(i.contains(True) for i in out):
+        return (Interval(),)  # FALSE and TRUE are the whole (two-valued) domain
     return tuple(out)
 
 
