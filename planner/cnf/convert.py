@@ -39,7 +39,9 @@ def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
         return not_(to_ir(node.this, owner, dialect))
     atom = _atom(node, owner)
     if atom is not None:
-        return atom
+        # sqlglot folds NOT LIKE / NOT IN into the node (``negate=True``); ignoring it would prune
+        # exactly the rows the query wants.
+        return not_(atom) if node.args.get("negate") else atom
     return _opaque(node, owner, dialect)
 
 
