@@ -17,7 +17,6 @@ Sizes come from the sample (``SampleFrame``), scaled to the table.
 """
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -160,15 +159,7 @@ class CostModel:
         key = (attribute, vs)
         got = self._ranges.get(key)
         if got is None:
-            uniq = self.sample.uniques(attribute)
-            got = []
-            for iv in vs.intervals:
-                lo = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
-                                              else bisect.bisect_right(uniq, iv.lo))
-                hi = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
-                                                      else bisect.bisect_left(uniq, iv.hi))
-                if lo < hi:
-                    got.append((lo, hi))
+            got = self.sample.code_ranges(attribute, vs)
             self._ranges[key] = got
         return got
 

@@ -74,13 +74,8 @@ class SampleFrame:
         key = (attribute, values)
         hit = self._masks.get(key)
         if hit is None:
-            uniq = self.uniques(attribute)
-            umask = np.zeros(len(uniq) + 1, dtype=bool)
-            for iv in values.intervals:
-                start = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
-                                                 else bisect.bisect_right(uniq, iv.lo))
-                end = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
-                                                       else bisect.bisect_left(uniq, iv.hi))
+            umask = np.zeros(len(self.uniques(attribute)) + 1, dtype=bool)
+            for start, end in self.code_ranges(attribute, values):
                 umask[start:end] = True
             umask[-1] = values.null
             hit = umask[self.codes(attribute)]
@@ -88,6 +83,19 @@ class SampleFrame:
                 self._masks.pop(next(iter(self._masks)))
             self._masks[key] = hit
         return hit
+
+    def code_ranges(self, attribute: str, values: ValueSet) -> list[tuple[int, int]]:
+        """The set's intervals as half-open ranges of codes (indexes into ``uniques``)."""
+        uniq = self.uniques(attribute)
+        out = []
+        for iv in values.intervals:
+            start = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
+                                             else bisect.bisect_right(uniq, iv.lo))
+            end = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
+                                                   else bisect.bisect_left(uniq, iv.hi))
+            if start < end:
+                out.append((start, end))
+        return out
 
     def region_mask(self, region) -> np.ndarray:
         out = np.ones(self.n, dtype=bool)
