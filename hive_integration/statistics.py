@@ -87,6 +87,10 @@ def _column_stats(spark: SparkSession, table: str, column: str) -> dict:
                 out[name] = int(v)
             except ValueError:
                 pass
+    for key in ("min", "max"):  # text; the core coerces it to the column's kind
+        v = info.get(key)
+        if v not in (None, "NULL", ""):
+            out[key] = v
     return out
 
 
@@ -122,7 +126,7 @@ def _save(cache_dir: Path, key: str, stats: TableStats) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(stats.sample, cache_dir / f"{key}.parquet")
     meta = {"table": stats.table, "rows": stats.rows, "bytes": stats.bytes, "files": stats.files,
-            "columns": [[c.name, c.type, c.width, c.ndv, c.nulls] for c in stats.columns]}
+            "columns": [[c.name, c.type, c.width, c.ndv, c.nulls, c.min, c.max] for c in stats.columns]}
     tmp = cache_dir / f"{key}.json.tmp"
     tmp.write_text(json.dumps(meta))
     tmp.replace(cache_dir / f"{key}.json")  # the JSON appears last: its presence means complete
@@ -137,5 +141,5 @@ def _load(cache_dir: Path, key: str) -> TableStats | None:
         sample = pq.read_table(cache_dir / f"{key}.parquet")
     except (OSError, ValueError, pa.ArrowException):
         return None
-    cols = tuple(ColumnStats(n, t, w, ndv, nulls) for n, t, w, ndv, nulls in meta["columns"])
+    cols = tuple(ColumnStats(*c) for c in meta["columns"])
     return TableStats(meta["table"], meta["rows"], meta["bytes"], cols, sample, snapshot=key, files=meta["files"])

@@ -27,6 +27,7 @@ from planner.analysis import ScanAnalysis, TableAnalysis
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.sample import SampleFrame
+from planner.costmodel.selectivity import Selectivity
 from planner.costmodel.statistics import TableStats
 from planner.layout import Layout
 from planner.pruning import hit_matrix
@@ -89,6 +90,7 @@ class CostModel:
         self.kinds: Mapping[str, Kind] = analysis.kinds
         self._ranges: dict = {}
         self._ranks: dict = {}
+        self.selectivity = Selectivity(self.sample, stats, self.kinds)
 
     # ---- sizes ------------------------------------------------------------------------------
     def labels(self, layout: Layout) -> np.ndarray:
@@ -176,14 +178,13 @@ class CostModel:
         return float(self.weights.sum() * self.stats.rows)
 
     def matching_rows(self) -> np.ndarray:
-        """Estimated rows each scan's pushable predicate matches (its own lower bound)."""
+        """Estimated rows each scan's pushable predicate matches (its own lower bound).
+
+        From the sample, or for conditions too rare for it, from column statistics
+        (``planner.costmodel.selectivity``).
+        """
         out = np.zeros(len(self.scans))
         for i, s in enumerate(self.scans):
-            if s.groups.unsatisfiable:
-                continue
-            m = np.ones(self.sample.n, dtype=bool)
-            for a, vs in s.sets.items():
-                if self.sample.has(a):
-                    m &= self.sample.mask(a, vs)
-            out[i] = m.sum() * self.scale
+            if not s.groups.unsatisfiable:
+                out[i] = self.selectivity.rows(s.sets).rows
         return out
