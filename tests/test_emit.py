@@ -153,7 +153,7 @@ def emitted(dialect: str) -> dict[str, str]:
         f"ddl_{dialect}.sql": create_table_sql(layout, COLUMNS, "tpch.lineitem__planner_new", dialect=dialect) + ";\n",
         f"apply_{dialect}.sql": "".join(s + ";\n" for s in apply_statements(
             layout, COLUMNS, "tpch.lineitem", "tpch.lineitem__planner_new", dialect=dialect, backup=BACKUP,
-            files_per_partition={2: 4})),
+            files={2: 4})),
         f"append_{dialect}.sql": "".join(s + ";\n" for s in append_statements(
             layout, COLUMNS, "staging.batch_0001", "tpch.lineitem", dialect=dialect)),
     }

@@ -224,7 +224,7 @@ def test_apply_and_rewrite_on_spark(spark, fresh_db):
 
     spark.sql(create_table_sql(lay, COLS, f"{db}.t_new", dialect="spark"))
     for stmt in apply_statements(lay, COLS, f"{db}.t", f"{db}.t_new", dialect="spark", backup=f"{db}.t_before",
-                                 files_per_partition={1: 2}):
+                                 files={1: 2}):
         spark.sql(stmt)
 
     want: dict[int, int] = {}

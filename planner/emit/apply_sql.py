@@ -38,13 +38,25 @@ def _var_set(key: str, value: str) -> exp.Set:
 
 
 def dynamic_partition_settings(layout: Layout) -> list[exp.Set]:
+    """Dynamic partitioning on, limits raised to the layout's count, and the row-group size the
+    cost model assumed (``parquet.block.size``, written by ``planner.advice.write_hints``)."""
     n = len({p.id for p in layout.partitions} | {CATCH_ALL})
-    return [
+    out = [
         _var_set("hive.exec.dynamic.partition", "true"),
         _var_set("hive.exec.dynamic.partition.mode", "nonstrict"),
         _var_set("hive.exec.max.dynamic.partitions", str(max(n, 1000))),
         _var_set("hive.exec.max.dynamic.partitions.pernode", str(max(n, 100))),
     ]
+    block = dict(layout.meta).get("parquet_block_size")
+    if block:
+        out.append(_var_set("parquet.block.size", str(int(block))))
+    return out
+
+
+def files_per_partition(layout: Layout) -> dict[int, int]:
+    """Files to write per partition id, from the layout's write hints (1 when not given)."""
+    hinted = dict(layout.meta).get("files_per_partition") or {}
+    return {int(k): int(v) for k, v in hinted.items() if int(v) > 1}
 
 
 def partition_case(layout: Layout, table_alias: str | None = None) -> exp.Case:
@@ -124,13 +136,14 @@ def _salt(layout: Layout, columns: Mapping[str, str], files: int | Mapping[int, 
 
 
 def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.Table, target: str | exp.Table,
-                  *, overwrite: bool, dialect: str = "hive", files_per_partition: int | Mapping[int, int] = 1
+                  *, overwrite: bool, dialect: str = "hive", files: int | Mapping[int, int] | None = None
                   ) -> exp.Insert:
+    """``files``: files per partition (an int for all, or per id); default the layout's hints."""
     select = _select(layout, columns, source, dialect)
     pref = exp.column(exp.to_identifier(layout.partition_column, quoted=True))
     # nulls_first=True is Hive's default for ASC, so nothing is printed (Hive < 2.1 has no NULLS FIRST).
     dist = [pref.copy()]
-    salt = _salt(layout, columns, files_per_partition)
+    salt = _salt(layout, columns, files_per_partition(layout) if files is None else files)
     if salt is not None:
         dist.append(salt)
     select.set("distribute", exp.Distribute(expressions=dist))
@@ -152,12 +165,11 @@ def backup_name(source: str | exp.Table, when: dt.datetime | None = None, dialec
 
 
 def apply_statements(layout: Layout, columns: Mapping[str, str], source: str | exp.Table, new_table: str | exp.Table,
-                     *, dialect: str = "hive", files_per_partition: int | Mapping[int, int] = 1,
+                     *, dialect: str = "hive", files: int | Mapping[int, int] | None = None,
                      backup: str | exp.Table | None = None, rename: bool = True) -> list[str]:
     """SETs, the INSERT OVERWRITE into ``new_table`` (created by ``ddl.create_table_sql``), renames."""
     stmts: list[exp.Expression] = list(dynamic_partition_settings(layout))
-    stmts.append(insert_select(layout, columns, source, new_table, overwrite=True, dialect=dialect,
-                               files_per_partition=files_per_partition))
+    stmts.append(insert_select(layout, columns, source, new_table, overwrite=True, dialect=dialect, files=files))
     if rename:
         old = table_expr(source, dialect)
         bak = table_expr(backup, dialect) if backup is not None else backup_name(source, dialect=dialect)
@@ -168,11 +180,10 @@ def apply_statements(layout: Layout, columns: Mapping[str, str], source: str | e
 
 def append_statements(layout: Layout, columns: Mapping[str, str], batch_source: str | exp.Table,
                       target: str | exp.Table, *, dialect: str = "hive",
-                      files_per_partition: int | Mapping[int, int] = 1) -> list[str]:
+                      files: int | Mapping[int, int] | None = None) -> list[str]:
     """``INSERT INTO target PARTITION (pid) SELECT …, CASE … END FROM batch`` (with the SETs)."""
     stmts: list[exp.Expression] = list(dynamic_partition_settings(layout))
-    stmts.append(insert_select(layout, columns, batch_source, target, overwrite=False, dialect=dialect,
-                               files_per_partition=files_per_partition))
+    stmts.append(insert_select(layout, columns, batch_source, target, overwrite=False, dialect=dialect, files=files))
     return [s.sql(dialect=dialect) for s in stmts]
 
 
