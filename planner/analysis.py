@@ -7,6 +7,7 @@ on them, and a query that asks for them can then skip the other side.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Mapping
@@ -29,14 +30,36 @@ def pair_feature(p: ColumnPair) -> tuple[str, bool]:
 
     ``a < b`` and ``a >= b`` are the TRUE and FALSE sides of one attribute ``a < b``.
     """
+    key, _, truth = pair_attribute(p)
+    return key, truth
+
+
+def pair_attribute(p: ColumnPair) -> tuple[str, ColumnPair, bool]:
+    """The derived attribute's name, its comparison, and the truth value ``p`` asks for.
+
+    Column names that are not plain identifiers are backquoted in the name, so that columns
+    called ``a b`` and ``c`` (``` `a b` < c ```) never share a name with ``a`` and ``b < c``.
+    """
     c = p.canonical()
     op, truth = _FAMILY[c.op]
-    return f"{c.left} {op} {c.right}", truth
+    return f"{_name(c.left)} {op} {_name(c.right)}", ColumnPair(c.left, op, c.right), truth
+
+
+def _name(column: str) -> str:
+    return column if _PLAIN.fullmatch(column) else "`" + column.replace("`", "``") + "`"
+
+
+_PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
+_FEATURE = re.compile(r"(`(?:[^`]|``)*`|[^ `]+) (\S+) (`(?:[^`]|``)*`|[^ `]+)")
 
 
 def parse_feature(key: str) -> ColumnPair | None:
-    parts = key.split(" ")
-    return ColumnPair(parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+    """The comparison a derived attribute's name stands for (the inverse of ``pair_attribute``)."""
+    m = _FEATURE.fullmatch(key)
+    if m is None:
+        return None
+    left, op, right = (x[1:-1].replace("``", "`") if x.startswith("`") else x for x in m.groups())
+    return ColumnPair(left, op, right)
 
 
 @dataclass(frozen=True)
@@ -104,8 +127,7 @@ def _analyse_predicate(predicate, kinds, budget, derived: dict[str, ColumnPair])
         if len(clause) == 1 and isinstance(next(iter(clause)), ColumnPair):
             (pair,) = clause
             if kinds.get(pair.left) is not None and kinds.get(pair.left) == kinds.get(pair.right):
-                key, truth = pair_feature(pair)
-                derived[key] = parse_feature(key)
+                key, derived[key], truth = pair_attribute(pair)
                 vs = ValueSet.points(Kind.BOOLEAN, [truth])
                 sets[key] = sets[key].intersect(vs) if key in sets else vs
                 continue
@@ -139,4 +161,4 @@ def analyze(workload: Workload, tables: Iterable[str] | None = None,
     return [analyze_table(workload, t, schemas.get(t), budget) for t in names]
 
 
-__all__ = ["analyze", "analyze_table", "TableAnalysis", "ScanAnalysis", "pair_feature", "parse_feature", "and_"]
+__all__ = ["analyze", "analyze_table", "TableAnalysis", "ScanAnalysis", "pair_attribute", "pair_feature", "parse_feature", "and_"]

@@ -149,8 +149,8 @@ class CostModel:
             if not hits[i].any():
                 continue
             for a, vs in scan.sets.items():
-                if a not in rg.cmin:
-                    continue
+                if a not in rg.cmin or a in self.sample.derived:
+                    continue  # Parquet keeps min/max of columns, not of derived attributes
                 ok = rg.nulls[a] & vs.null
                 for lo, hi in self._code_ranges(a, vs):
                     ok |= (rg.cmin[a] < hi) & (rg.cmax[a] >= lo)

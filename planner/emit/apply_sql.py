@@ -38,8 +38,9 @@ def _var_set(key: str, value: str) -> exp.Set:
 
 
 def dynamic_partition_settings(layout: Layout) -> list[exp.Set]:
-    """Dynamic partitioning on, limits raised to the layout's count, and the row-group size the
-    cost model assumed (``parquet.block.size``, written by ``planner.advice.write_hints``)."""
+    """Dynamic partitioning on, limits raised to the layout's count, and the rows per Parquet row
+    group the cost model assumed (``planner.advice.write_hints``). ``parquet.block.row.count.limit``
+    needs parquet-java >= 1.14 (Spark 4); older writers ignore it and cut by bytes."""
     n = len({p.id for p in layout.partitions} | {CATCH_ALL})
     out = [
         _var_set("hive.exec.dynamic.partition", "true"),
@@ -47,9 +48,9 @@ def dynamic_partition_settings(layout: Layout) -> list[exp.Set]:
         _var_set("hive.exec.max.dynamic.partitions", str(max(n, 1000))),
         _var_set("hive.exec.max.dynamic.partitions.pernode", str(max(n, 100))),
     ]
-    block = dict(layout.meta).get("parquet_block_size")
-    if block:
-        out.append(_var_set("parquet.block.size", str(int(block))))
+    rows = dict(layout.meta).get("row_group_rows")
+    if rows:
+        out.append(_var_set("parquet.block.row.count.limit", str(int(rows))))
     return out
 
 
