@@ -37,12 +37,18 @@ Spark copies session confs into the Hadoop conf of each write, so
 parquet-mr checks the buffered size only every 100..10000 rows
 (``parquet.page.size.row.check.min/max``), so row groups never get below ~100 rows.
 
+AQE can replace a plan whose stage came back empty by an ``EmptyRelation`` (its
+``AQEPropagateEmptyRelation`` rule); the scans that ran then vanish from the final
+plan. ``run_measured`` excludes that one rule while it runs a query, so every scan
+stays visible; scans, pruning and row-group skipping are unchanged by it.
+
 ``HiveTableScanExec`` only has ``numOutputRows``: its files/bytes are reported
 as 0 and partitions as the number of pruned partitions (None if unpartitioned).
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Row, SparkSession
@@ -146,9 +152,28 @@ def collect_scan_metrics(df: DataFrame) -> list[ScanMetrics]:
     return scan_metrics_of_plan(df._jdf.queryExecution().executedPlan())
 
 
+_EXCLUDED_RULES = "spark.sql.adaptive.optimizer.excludedRules"
+_EMPTY_RELATION_RULE = "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation"
+
+
+@contextmanager
+def scans_kept(spark: SparkSession):
+    """While inside, AQE keeps the scans of stages that came back empty in the final plan."""
+    previous = spark.conf.get(_EXCLUDED_RULES, None)
+    rules = [r for r in (previous or "").split(",") if r] + [_EMPTY_RELATION_RULE]
+    spark.conf.set(_EXCLUDED_RULES, ",".join(dict.fromkeys(rules)))
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(_EXCLUDED_RULES)
+        else:
+            spark.conf.set(_EXCLUDED_RULES, previous)
+
+
 def run_measured(spark: SparkSession, sql_text: str) -> tuple[list[Row], list[ScanMetrics]]:
     """Run ``sql_text``, collect its rows, and return them with the scans' metrics."""
-    with spark_errors(f"running `{' '.join(sql_text.split())[:300]}`"):
+    with spark_errors(f"running `{' '.join(sql_text.split())[:300]}`"), scans_kept(spark):
         df = spark.sql(sql_text)
         rows = df.collect()
-    return rows, collect_scan_metrics(df)
+        return rows, collect_scan_metrics(df)

@@ -4,14 +4,17 @@
     planner/workload/   reading workloads: statements, scans          (pure)
     planner/costmodel/  statistics, cost model, contenders, search    (pure)
     planner/emit/       layout -> Hive/Spark SQL                      (pure)
-    planner/rewrite.py  queries -> partition-pruning queries          (pure, plus planner.sql)
-    hive_integration/   Spark, metastore, HiveServer2                 (I/O edge)
+    planner/rewrite.py  queries -> partition-pruning queries          (pure)
+    planner/cli/        the ``planner`` command
+    hive_integration/   Spark, metastore, HiveServer2, layouts in table properties (I/O edge)
 """
 
 
 def sql(spark, text: str, *, dialect: str = "spark"):
-    """Run ``text`` on ``spark`` through the partition-pruning rewrite (see planner.rewrite)."""
-    from planner.rewrite import sql as _sql
+    """Run ``text`` on ``spark`` through the partition-pruning rewrite (see planner.rewrite).
+
+    The layouts are read from the tables' properties (``hive_integration.layouts``)."""
+    from hive_integration.layouts import sql as _sql
 
     return _sql(spark, text, dialect=dialect)
 

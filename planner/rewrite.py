@@ -13,7 +13,6 @@ text.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -25,8 +24,7 @@ from planner.analysis import ScanAnalysis, _analyse_predicate
 from planner.cnf.normalize import DEFAULT_BUDGET
 from planner.cnf.values import Kind, kind_of_type
 from planner.emit.conditions import column_ref
-from planner.emit.ddl import layout_from_properties
-from planner.errors import InputError, LayoutError, SchemaError
+from planner.errors import InputError
 from planner.layout import CATCH_ALL, Layout
 from planner.pruning import hit_matrix
 from planner.workload.scans import ScanSite, Schema, iter_scans
@@ -212,66 +210,20 @@ def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialec
             for p in _prune(tree, layouts, _schema(tables, layouts), dialect, current_db)]
 
 
-# ---- the Spark edge: planner.sql(spark, text) ----------------------------------------------------
-_CACHE: dict[tuple[str, str], Layout] = {}
+# ---- layouts looked up by the tables a query reads ------------------------------------------------
+def tables_read(sql: str, *, dialect: str = "hive", current_db: str | None = None) -> list[tuple[str, str, str]]:
+    """``(qualified name, database, table)`` of every base table ``sql`` reads, in order, once each.
 
-
-def _quoted(node: exp.Table) -> str:
-    parts = [node.args.get(k) for k in ("catalog", "db", "this")]
-    return ".".join(exp.to_identifier(p.name, quoted=True).sql(dialect="spark") for p in parts if p is not None)
-
-
-def _table_layout(spark, name: str) -> tuple[Layout, dict[str, str]] | None:
-    rows = spark.sql("SHOW TBLPROPERTIES " + name).collect()  # name: sqlglot-quoted identifiers
-    props = {r[0]: r[1] for r in rows}
-    if "planner.layout.parts" not in props:
-        return None
-    key = (name, props.get("planner.layout.sha256") or hashlib.sha256(
-        "".join(v for k, v in sorted(props.items()) if k.startswith("planner.layout.")).encode()).hexdigest())
-    layout = _CACHE.get(key)
-    if layout is None:
-        layout = _CACHE[key] = layout_from_properties(props)
-    columns = {f.name.lower(): f.dataType.simpleString() for f in spark.table(name).schema.fields}
-    return layout, columns
-
-
-def clear_cache() -> None:
-    _CACHE.clear()
-
-
-def sql(spark, text: str, *, dialect: str = "spark"):
-    """``spark.sql(text)``, reading only the partitions each laid-out table scan may need.
-
-    Layouts come from the tables' TBLPROPERTIES (cached by their checksum, so a re-applied
-    layout is picked up); tables without one are left alone.
+    The database is ``current_db`` (or ``default``) for unqualified names. Callers look the layouts
+    up by these (the metastore keeps database and table apart, so names holding dots stay exact).
     """
-    tree = _parse(text, dialect)
-    current_db = spark.catalog.currentDatabase()
-    layouts: dict[str, Layout] = {}
-    tables: dict[str, dict[str, str]] = {}
+    tree = _parse(sql, dialect)
+    out: dict[str, tuple[str, str, str]] = {}
     for site in iter_scans(tree, Schema(), current_db, dialect):
-        if site.table in tables:
-            continue
-        node = site.node.copy()
-        if node.args.get("db") is None and current_db:
-            node.set("db", exp.to_identifier(current_db))
-        try:
-            found = _table_layout(spark, _quoted(node))
-        except LayoutError:
-            raise
-        except Exception:  # a table Spark does not know: let spark.sql report it as usual
-            found = None
-        tables[site.table] = found[1] if found else {}
-        if found:
-            layouts[site.table] = found[0]
-    if layouts:
-        try:
-            text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db,
-                                    schema={t: c for t, c in tables.items() if c})
-        except SchemaError:
-            pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
-    return spark.sql(text)
+        db = site.node.args.get("db")
+        out.setdefault(site.table, (site.table, db.name if db is not None else (current_db or "default"),
+                                    site.node.name))
+    return list(out.values())
 
 
-__all__ = ["rewrite_query", "explain_query", "sql", "RewriteNote", "ScanExplanation", "clear_cache",
-           "partitions_for_scan"]
+__all__ = ["rewrite_query", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "partitions_for_scan"]

@@ -42,12 +42,17 @@ def spark_for(state_dir, metastore):
 @click.option("--target-file-mb", type=float, default=128.0, show_default=True)
 @click.option("--row-group-rows", type=int, default=15_000, show_default=True,
               help="Rows per Parquet row group the layout will be written with.")
+@click.option("--partition-overhead-rows", type=float, default=CostParams.partition_overhead_rows, show_default=True,
+              help="Cost of opening one partition, in rows read (listing, planning, task start).")
+@click.option("--file-overhead-rows", type=float, default=CostParams.file_overhead_rows, show_default=True,
+              help="Cost of opening one file (footer read), in rows read.")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
 @metastore_option
 @common_workload_options
 def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partition_mb, target_file_mb,
-               row_group_rows, aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
+               row_group_rows, partition_overhead_rows, file_overhead_rows, aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
     """Rank candidate layouts for TABLE under WORKLOAD and write the winner to OUT/layout.json."""
+    from hive_integration.layouts import SparkCatalogLayouts
     from hive_integration.statistics import gather_stats, table_schema
     from planner.advice import advice_json, advice_text, advise
 
@@ -56,6 +61,10 @@ def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partit
     spark, state = spark_for(state_dir, metastore)
     table = table.lower()
     columns = table_schema(spark, table)
+    db, _, name = table.rpartition(".")
+    current = SparkCatalogLayouts(spark).lookup(db or "default", name)
+    if current is not None:  # re-advising a table this planner laid out: its partition column is ours
+        columns.pop(current.layout.partition_column.lower(), None)
     wl = read_workload(workload, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
                        database=table.split(".")[0] if "." in table else None, tables=[table])
     names = {s.table for q in wl.queries for s in q.scans}
@@ -67,6 +76,7 @@ def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partit
     stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=log)
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
+                        partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
                         aggregation_factor=aggregation_factor)
     advice = advise(wl, analysis, stats, params, log)
     out = Path(out_dir)

@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 
 import click
-import sqlglot
-from sqlglot import exp
 
 from planner.cli.advise import metastore_option, spark_for
 from planner.cli.main import cli
+from planner.emit.ddl import columns_of_create
 from planner.errors import InputError, LayoutError
 from planner.layout import Layout
 
@@ -36,16 +35,7 @@ def ddl_columns(advice_dir: Path, layout: Layout) -> dict[str, str] | None:
     path = advice_dir / "ddl.sql"
     if not path.exists():
         return None
-    try:
-        create = sqlglot.parse_one(path.read_text(encoding="utf-8"), read="spark")
-    except sqlglot.errors.ParseError as e:
-        raise LayoutError(f"{path}: cannot parse: {str(e).splitlines()[0]}") from None
-    if not isinstance(create, exp.Create) or not isinstance(create.this, exp.Schema):
-        raise LayoutError(f"{path}: expected one CREATE TABLE statement with a column list")
-    pcol = layout.partition_column.lower()
-    return {c.name.lower(): c.args["kind"].sql(dialect="hive").lower()
-            for c in create.this.expressions
-            if isinstance(c, exp.ColumnDef) and c.name.lower() != pcol}
+    return columns_of_create(path.read_text(encoding="utf-8"), layout.partition_column, str(path))
 
 
 def hiveserver2_address(value: str) -> tuple[str, int]:

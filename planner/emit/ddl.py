@@ -107,3 +107,19 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
 def create_table_sql(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
                      file_format: str = "PARQUET", dialect: str = "hive") -> str:
     return create_table(layout, columns, new_table, file_format=file_format, dialect=dialect).sql(dialect=dialect)
+
+
+def columns_of_create(text: str, partition_column: str, where: str = "ddl.sql") -> dict[str, str]:
+    """Column -> Hive type of the one ``CREATE TABLE`` in ``text``, the partition column left out."""
+    import sqlglot
+
+    try:
+        create = sqlglot.parse_one(text, read="spark")
+    except sqlglot.errors.ParseError as e:
+        raise LayoutError(f"{where}: cannot parse: {str(e).splitlines()[0]}") from None
+    if not isinstance(create, exp.Create) or not isinstance(create.this, exp.Schema):
+        raise LayoutError(f"{where}: expected one CREATE TABLE statement with a column list")
+    pcol = partition_column.lower()
+    return {c.name.lower(): c.args["kind"].sql(dialect="hive").lower()
+            for c in create.this.expressions
+            if isinstance(c, exp.ColumnDef) and c.name.lower() != pcol}

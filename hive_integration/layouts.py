@@ -1,0 +1,164 @@
+"""Where a laid-out table's layout is found: its table properties, or an advice folder.
+
+``planner apply`` records the layout as versioned JSON in the table's TBLPROPERTIES
+(``planner.emit.ddl.layout_properties``). Three ways to read it back, one interface:
+
+* ``SparkCatalogLayouts``: through a Spark session (the embedded Derby metastore can only be
+  reached that way);
+* ``MetastoreLayouts``: straight from a Hive Metastore over thrift, with no Spark at all;
+* ``FileLayouts``: from ``layout.json`` files (offline, e.g. to review a rewrite before applying).
+
+Each answers ``lookup(db, table)`` with the table's layout and columns, or ``None`` for a table
+that is not laid out (or does not exist: the engine will report that when the query runs).
+``sql(spark, text)`` (re-exported as ``planner.sql``) runs a query through the rewrite.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Protocol
+
+from sqlglot import exp
+
+from planner.emit.ddl import columns_of_create, layout_from_properties
+from planner.errors import LayoutError, SchemaError
+from planner.layout import Layout
+from planner.rewrite import rewrite_query, tables_read
+
+LAYOUT_KEY = "planner.layout.parts"
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    table: str  # db.t, lower case
+    layout: Layout
+    columns: dict[str, str] = field(default_factory=dict)  # column -> type, partition column excluded
+
+
+class LayoutSource(Protocol):
+    def lookup(self, db: str, name: str) -> TableLayout | None: ...
+
+
+_PARSED: dict[str, Layout] = {}  # layout JSON checksum -> parsed layout (a re-applied layout has a new one)
+
+
+def _layout_of(props: dict[str, str]) -> Layout | None:
+    if LAYOUT_KEY not in props:
+        return None
+    key = props.get("planner.layout.sha256") or hashlib.sha256(
+        "".join(v for k, v in sorted(props.items()) if k.startswith("planner.layout.")).encode()).hexdigest()
+    if key not in _PARSED:
+        _PARSED[key] = layout_from_properties(props)
+    return _PARSED[key]
+
+
+class _Cached:
+    def __init__(self):
+        self._seen: dict[tuple[str, str], TableLayout | None] = {}
+
+    def lookup(self, db: str, name: str) -> TableLayout | None:
+        key = (db.lower(), name.lower())
+        if key not in self._seen:
+            self._seen[key] = self._find(*key)
+        return self._seen[key]
+
+    def _find(self, db: str, name: str) -> TableLayout | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _quoted(db: str, name: str) -> str:
+    return exp.table_(exp.to_identifier(name, quoted=True), db=exp.to_identifier(db, quoted=True)).sql("spark")
+
+
+class SparkCatalogLayouts(_Cached):
+    def __init__(self, spark):
+        super().__init__()
+        self.spark = spark
+
+    def _find(self, db: str, name: str) -> TableLayout | None:
+        from pyspark.errors import PySparkException
+
+        table = _quoted(db, name)
+        try:
+            rows = self.spark.sql("SHOW TBLPROPERTIES " + table).collect()
+        except PySparkException:
+            return None  # no such table: the engine reports it when the query runs
+        layout = _layout_of({r[0]: r[1] for r in rows})
+        if layout is None:
+            return None
+        pcol = layout.partition_column.lower()
+        columns = {f.name.lower(): f.dataType.simpleString() for f in self.spark.table(table).schema.fields
+                   if f.name.lower() != pcol}
+        return TableLayout(f"{db}.{name}", layout, columns)
+
+
+class MetastoreLayouts(_Cached):
+    def __init__(self, client):
+        """``client``: an open ``hive_integration.metastore.MetastoreClient``."""
+        super().__init__()
+        self.client = client
+
+    def _find(self, db: str, name: str) -> TableLayout | None:
+        if not self.client.table_exists(db, name):
+            return None
+        layout = _layout_of(self.client.table_parameters(db, name))
+        if layout is None:
+            return None
+        pcol = layout.partition_column.lower()
+        columns = {c.lower(): t for c, t in self.client.columns(db, name) if c.lower() != pcol}
+        return TableLayout(f"{db}.{name}", layout, columns)
+
+
+class FileLayouts(_Cached):
+    def __init__(self, paths: Iterable[str | Path]):
+        super().__init__()
+        self.by_table: dict[str, TableLayout] = {}
+        for p in paths:
+            path = Path(p)
+            folder = path if path.is_dir() else path.parent
+            file = path / "layout.json" if path.is_dir() else path
+            try:
+                layout = Layout.loads(file.read_text(encoding="utf-8"))
+            except OSError as e:
+                raise LayoutError(f"{file}: cannot read the layout: {e.strerror or e}") from None
+            except LayoutError as e:
+                raise LayoutError(f"{file}: {e}") from None
+            ddl = folder / "ddl.sql"  # the advice folder's CREATE TABLE, when present
+            columns = columns_of_create(ddl.read_text(encoding="utf-8"), layout.partition_column, str(ddl)) \
+                if ddl.exists() else {}
+            name = layout.table.lower()
+            self.by_table[name if "." in name else f"default.{name}"] = TableLayout(name, layout, columns)
+
+    def _find(self, db: str, name: str) -> TableLayout | None:
+        return self.by_table.get(f"{db}.{name}")
+
+
+def layouts_for(sql: str, source: LayoutSource, *, dialect: str, current_db: str | None
+                ) -> tuple[dict[str, Layout], dict[str, dict[str, str]]]:
+    """The layouts (and columns) of the laid-out tables ``sql`` reads, keyed as the rewriter names them."""
+    layouts: dict[str, Layout] = {}
+    columns: dict[str, dict[str, str]] = {}
+    for qualified, db, name in tables_read(sql, dialect=dialect, current_db=current_db):
+        found = source.lookup(db, name)
+        if found is not None:
+            layouts[qualified] = found.layout
+            if found.columns:
+                columns[qualified] = found.columns
+    return layouts, columns
+
+
+def sql(spark, text: str, *, dialect: str = "spark"):
+    """``spark.sql(text)``, reading only the partitions each laid-out table scan may need.
+
+    Layouts come from the tables' TBLPROPERTIES (parsed once per layout checksum, so a re-applied
+    layout is picked up); tables without one are left alone.
+    """
+    current_db = spark.catalog.currentDatabase()
+    layouts, columns = layouts_for(text, SparkCatalogLayouts(spark), dialect=dialect, current_db=current_db)
+    if layouts:
+        try:
+            text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns)
+        except SchemaError:
+            pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
+    return spark.sql(text)

@@ -1,0 +1,118 @@
+"""The second half of ``./dev run``: apply the advice, explain, and run queries before and after.
+
+Every figure printed is measured by Spark (its scan metrics: files, bytes, rows and partitions
+read) on the table before (the ``<t>__before_<stamp>`` copy that ``apply`` keeps) and after (the
+laid-out table, queried through ``planner.sql``); results must be identical.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from hive_integration.apply import SparkRunner, apply_layout
+from hive_integration.layouts import SparkCatalogLayouts, sql as planner_sql
+from hive_integration.metrics import collect_scan_metrics, scans_kept
+from planner.cli.apply import read_layout
+from planner.rewrite import explain_query
+from planner.workload.reader import read_workload
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_QUERIES = 8
+
+
+def single_table_queries(workload_path: str, table: str, limit: int = DEMO_QUERIES) -> list[tuple[str, str]]:
+    """(template, sql) of the first queries of distinct templates that read only ``table``."""
+    short = table.split(".")[-1]
+    out, seen = [], set()
+    for path in (workload_path, ROOT / "sql" / "q6_variants.sql"):
+        for q in read_workload(path).queries:
+            names = {t.name.lower() for t in sqlglot.parse_one(q.sql, read="hive").find_all(exp.Table)}
+            if names == {short} and q.template not in seen:
+                seen.add(q.template)
+                out.append((q.template, q.sql))
+    return out[:limit]
+
+
+def with_table(sql: str, old: str, new: str) -> str:
+    """``sql`` reading table ``new`` wherever it read ``old`` (sqlglot tree, not text)."""
+    db, _, name = new.rpartition(".")
+
+    def swap(node):
+        if isinstance(node, exp.Table) and node.name.lower() == old.split(".")[-1]:
+            node = node.copy()
+            if not node.alias:  # column references may be qualified with the old name
+                node.set("alias", exp.TableAlias(this=exp.to_identifier(node.name)))
+            node.set("this", exp.to_identifier(name))
+            node.set("db", exp.to_identifier(db) if db else None)
+        return node
+
+    return sqlglot.parse_one(sql, read="hive").transform(swap).sql(dialect="spark")
+
+
+def measure(spark, run, runs: int = 3) -> dict:
+    """Scan metrics of one run, and the median wall time of ``runs`` warm runs."""
+    with scans_kept(spark):
+        df = run()
+        rows = df.collect()
+        metrics = collect_scan_metrics(df)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        run().collect()
+        times.append(time.perf_counter() - t)
+    return {"result": sorted(map(tuple, rows), key=repr), "rows": sum(m.rows for m in metrics),
+            "bytes": sum(m.bytes for m in metrics), "files": sum(m.files for m in metrics),
+            "partitions": sum(m.partitions or 0 for m in metrics), "seconds": statistics.median(times)}
+
+
+def apply_and_compare(spark, advice_dir: Path, table: str, workload_path: str) -> int:
+    layout = read_layout(advice_dir)
+    found = SparkCatalogLayouts(spark).lookup(*table.split("."))
+    if found is not None and found.layout == layout:
+        print(f"  {table} already has this layout: not re-applied")
+    else:
+        report = apply_layout(SparkRunner(spark), layout, progress=lambda m: print("  " + m, flush=True))
+        print("  " + report.text().replace("\n", "\n  "))
+    before = _backup(spark, table)
+    if before is None:
+        print("  (no copy of the table from before the layout is left: nothing to compare)")
+        return 0
+    queries = single_table_queries(workload_path, table)
+    spark.catalog.setCurrentDatabase(table.split(".")[0])
+    layouts = {table: layout}
+    print(f"\n  explain (estimated) and run (measured by Spark) {len(queries)} queries: before = {before}")
+    header = f"  {'query':<22}{'partitions':>12}{'rows read before':>18}{'after':>12}{'x less':>8}" \
+             f"{'s before':>10}{'s after':>9}  same result"
+    print(header)
+    totals = [0, 0, 0.0, 0.0]
+    mismatches = 0
+    for template, sql in queries:
+        (scan,) = explain_query(sql, layouts, current_db=table.split(".")[0]) or (None,)
+        old = measure(spark, lambda: spark.sql(with_table(sql, table, before)))
+        new = measure(spark, lambda: planner_sql(spark, sql, dialect="hive"))
+        same = old["result"] == new["result"]
+        mismatches += not same
+        parts = f"{len(scan.partitions_read)}/{scan.partitions_total}" if scan else "-"
+        print(f"  {template[:21]:<22}{parts:>12}{old['rows']:>18,}{new['rows']:>12,}"
+              f"{old['rows'] / max(new['rows'], 1):>8.1f}{old['seconds']:>10.2f}{new['seconds']:>9.2f}"
+              f"  {'yes' if same else 'NO'}")
+        totals = [totals[0] + old["rows"], totals[1] + new["rows"], totals[2] + old["seconds"],
+                  totals[3] + new["seconds"]]
+    print(f"  {'total':<22}{'':>12}{totals[0]:>18,}{totals[1]:>12,}{totals[0] / max(totals[1], 1):>8.1f}"
+          f"{totals[2]:>10.2f}{totals[3]:>9.2f}")
+    spark.catalog.setCurrentDatabase("default")
+    if mismatches:
+        print(f"  {mismatches} queries returned different results: please report this as a bug")
+        return 1
+    return 0
+
+
+def _backup(spark, table: str) -> str | None:
+    db, name = table.split(".")
+    backups = sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN {db}").collect()
+                     if r.tableName.startswith(f"{name}__before_"))
+    return f"{db}.{backups[-1]}" if backups else None
