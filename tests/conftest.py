@@ -72,3 +72,13 @@ def lineitem_table(spark, tpch_small) -> str:
     spark.sql("CREATE DATABASE IF NOT EXISTS tpch")
     load_table(spark, tpch_small, "tpch.lineitem", row_group_bytes=64 * 1024)
     return "tpch.lineitem"
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The robustness figures (tests/figures.py): how many cases, faults and hostile inputs ran."""
+    from figures import COUNTS
+
+    if COUNTS:
+        terminalreporter.section("figures")
+        for name, n in COUNTS.items():
+            terminalreporter.write_line(f"{name}: {n:,}")

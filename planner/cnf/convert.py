@@ -29,12 +29,15 @@ Owner = Callable[[exp.Column], "str | None"]
 
 
 def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
-    if isinstance(node, exp.Paren):
-        return to_ir(node.this, owner, dialect)
-    if isinstance(node, exp.And):
-        return and_(to_ir(node.this, owner, dialect), to_ir(node.expression, owner, dialect))
-    if isinstance(node, exp.Or):
-        return or_(to_ir(node.this, owner, dialect), to_ir(node.expression, owner, dialect))
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, (exp.And, exp.Or)):
+        # sqlglot parses ``a OR b OR c …`` as a left-deep binary tree, 10,000 terms deep for a
+        # generated 10,000-term OR. Collect the operands of one connective with an explicit stack,
+        # so recursion depth follows the nesting of *different* connectives, not the chain length.
+        kind = type(node)
+        operands = [to_ir(x, owner, dialect) for x in _chain(node, kind)]
+        return and_(operands) if kind is exp.And else or_(operands)
     if isinstance(node, exp.Not):
         return not_(to_ir(node.this, owner, dialect))
     atom = _atom(node, owner)
@@ -43,6 +46,22 @@ def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
         # exactly the rows the query wants.
         return not_(atom) if node.args.get("negate") else atom
     return _opaque(node, owner, dialect)
+
+
+def _chain(node: exp.Expression, kind: type) -> list[exp.Expression]:
+    """Operands of a chain of ``kind`` (AND or OR), through parentheses, left to right."""
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        while isinstance(n, exp.Paren):
+            n = n.this
+        if type(n) is kind:
+            stack.append(n.expression)
+            stack.append(n.this)
+        else:
+            out.append(n)
+    return out
 
 
 def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None = None) -> Expr:

@@ -56,13 +56,17 @@ def _negate(e: Expr) -> Expr:
 def _merge_preds(preds: list[Pred], conjunctive: bool) -> Pred:
     """Combine atoms on one column: AND is TRUE where all are, FALSE where any is; OR dually."""
     p = preds[0]
-    true, false, exact = p.true, p.false, p.exact
-    for q in preds[1:]:
-        if conjunctive:
-            true, false = true.intersect(q.true), false.union(q.false)
-        else:
-            true, false = true.union(q.true), false.intersect(q.false)
-        exact = exact and q.exact
+    if len(preds) == 1:
+        return p
+    kind = p.true.kind
+    trues, falses = [q.true for q in preds], [q.false for q in preds]
+    # n-ary, not pairwise: folding 10,000 ``x = i`` of one OR pairwise re-sorts a growing set
+    # 10,000 times (minutes); at once it is one sort.
+    if conjunctive:
+        true, false = ValueSet.intersect_all(kind, trues), ValueSet.union_all(kind, falses)
+    else:
+        true, false = ValueSet.union_all(kind, trues), ValueSet.intersect_all(kind, falses)
+    exact = all(q.exact for q in preds)
     text = (" AND " if conjunctive else " OR ").join(sorted(x.text or str(x) for x in preds))
     return Pred(p.column, true, false, exact, text if len(preds) > 1 else p.text)
 
@@ -124,6 +128,8 @@ def _clauses(e: Expr, budget: int, state: dict) -> list[Clause]:
         size = 1
         for p in parts:
             size *= max(len(p), 1)
+            if size > budget:
+                break
         if size > budget:
             state["weakened"] = True
             return _clauses(simplify(hull(e)), budget, state)
@@ -143,21 +149,15 @@ def _hull(e: Expr) -> dict[str, ValueSet]:
     if isinstance(e, Pred):
         return {e.column: e.true}
     if isinstance(e, And):
-        out: dict[str, ValueSet] = {}
+        parts: dict[str, list[ValueSet]] = {}
         for a in e.args:
             for c, vs in _hull(a).items():
-                out[c] = out[c].intersect(vs) if c in out else vs
-        return out
+                parts.setdefault(c, []).append(vs)
+        return {c: ValueSet.intersect_all(v[0].kind, v) if len(v) > 1 else v[0] for c, v in parts.items()}
     if isinstance(e, Or):
         hulls = [_hull(a) for a in e.args]
         common = set(hulls[0]).intersection(*hulls[1:]) if hulls else set()
-        out = {}
-        for c in common:
-            vs = hulls[0][c]
-            for h in hulls[1:]:
-                vs = vs.union(h[c])
-            out[c] = vs
-        return out
+        return {c: ValueSet.union_all(hulls[0][c].kind, [h[c] for h in hulls]) for c in common}
     return {}
 
 

@@ -174,15 +174,37 @@ class ValueSet:
         return ValueSet.of(self.kind, self.intervals + other.intervals, self.null or other.null)
 
     def intersect(self, other: "ValueSet") -> "ValueSet":
+        # Both interval lists are sorted and disjoint: one merge-like sweep, always stepping past
+        # the interval that ends first (a 10,000-value NOT IN meets another in linear time).
         out: list[Interval] = []
-        for a in self.intervals:
-            for b in other.intervals:
-                lo, lc = _max_lo(a, b)
-                hi, hc = _min_hi(a, b)
-                iv = Interval(lo, hi, lc, hc)
-                if not iv.is_empty():
-                    out.append(iv)
+        a, b = self.intervals, other.intervals
+        i = j = 0
+        while i < len(a) and j < len(b):
+            x, y = a[i], b[j]
+            lo, lc = _max_lo(x, y)
+            hi, hc = _min_hi(x, y)
+            iv = Interval(lo, hi, lc, hc)
+            if not iv.is_empty():
+                out.append(iv)
+            if _ends_first(x, y):
+                i += 1
+            else:
+                j += 1
         return ValueSet.of(self.kind, out, self.null and other.null)
+
+    @classmethod
+    def union_all(cls, kind: Kind, sets: Iterable["ValueSet"]) -> "ValueSet":
+        """The union of many sets at once (sorting once, not once per set)."""
+        sets = list(sets)
+        return cls.of(kind, [iv for s in sets for iv in s.intervals], any(s.null for s in sets))
+
+    @classmethod
+    def intersect_all(cls, kind: Kind, sets: Iterable["ValueSet"]) -> "ValueSet":
+        """The intersection of many sets: the complement of the union of their complements."""
+        sets = list(sets)
+        if not sets:
+            return cls.everything(kind)
+        return cls.union_all(kind, [s.complement() for s in sets]).complement()
 
     def complement(self) -> "ValueSet":
         """All values not in this set, NULL flipped too."""
@@ -269,6 +291,15 @@ class ValueSet:
         kind = Kind(obj["kind"])
         ivs = [Interval(from_json(lo), from_json(hi), lc, hc) for lo, hi, lc, hc in obj["intervals"]]
         return cls.of(kind, ivs, obj["null"])
+
+
+def _ends_first(a: Interval, b: Interval) -> bool:
+    """``a`` ends no later than ``b``, so the sweep can step past ``a``."""
+    if a.hi is None:
+        return False
+    if b.hi is None or a.hi < b.hi:
+        return True
+    return a.hi == b.hi and (not a.hi_closed or b.hi_closed)
 
 
 def _max_lo(a: Interval, b: Interval) -> tuple[Value | None, bool]:
