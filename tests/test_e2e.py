@@ -30,6 +30,7 @@ from planner.cli.main import cli
 import planner.cli.advise  # noqa: F401  (registers the commands)
 import planner.cli.apply  # noqa: F401
 import planner.cli.rewrite  # noqa: F401
+import planner.cli.append  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 # Scaled to a 2 MB table of 60k rows (the defaults are for tables of millions of rows).
@@ -206,3 +207,31 @@ def test_standalone_metastore_and_hiveserver2(path, metastore, thrift_server, sh
         hs2.execute(f"DROP TABLE {backup}")
         hs2.execute("DROP TABLE e2e.lineitem")
         hs2.execute("CREATE TABLE e2e.lineitem STORED AS PARQUET AS SELECT * FROM e2e.lineitem_src")
+
+
+# ---- appends ---------------------------------------------------------------------------------------
+def test_append_lands_rows_in_their_partitions(spark, fresh_db, tmp_path):
+    from hive_integration.apply import SparkRunner, apply_layout
+    from planner.cnf.values import Kind
+    from planner.cnf.valueset import ValueSet
+    from planner.layout import Layout, Partition
+
+    t, batch = f"{fresh_db}.t", f"{fresh_db}.batch"
+    spark.sql(f"CREATE TABLE {t} (k INT, s STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (50, 'b'), (NULL, 'c')")
+    r = lambda lo, hi: ValueSet.range(Kind.INTEGER, lo, hi, True, False)  # noqa: E731
+    layout = Layout(t, "hand-built", (Partition(1, (("k", r(None, 10)),)), Partition(2, (("k", r(10, None)),)),
+                                      Partition(3, (("k", ValueSet.only_null(Kind.INTEGER)),))),
+                    kinds=(("k", Kind.INTEGER),))
+    apply_layout(SparkRunner(spark), layout, drop_old=True)
+    spark.sql(f"CREATE TABLE {batch} (k INT, s STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {batch} VALUES (2, 'it''s'), (99, 'x'), (NULL, 'n')")
+    state = ["--state-dir", str(Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).parent)]
+    printed = invoke("append", batch, "--into", t, "--print-sql", *state)
+    assert "INSERT INTO" in printed and "CASE WHEN" in printed
+    assert "appended 3 rows" in invoke("append", batch, "--into", t, *state)
+    got = {(r.k, r.s, r.planner_pid) for r in spark.sql(f"SELECT k, s, planner_pid FROM {t}").collect()}
+    assert got == {(1, "a", 1), (50, "b", 2), (None, "c", 3), (2, "it's", 1), (99, "x", 2), (None, "n", 3)}
+    spark.sql(f"CREATE TABLE {fresh_db}.wrong (k STRING) STORED AS PARQUET")
+    bad = CliRunner().invoke(cli, ["append", f"{fresh_db}.wrong", "--into", t, *state])
+    assert bad.exit_code != 0 and "lacks or mistypes" in bad.output and "Traceback" not in bad.output

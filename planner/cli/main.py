@@ -51,7 +51,7 @@ def common_workload_options(fn):
 
 def main(argv=None) -> None:
     from planner.cli import analyze  # noqa: F401  (registers commands)
-    for name in ("advise", "apply", "rewrite"):  # rewrite.py also registers explain
+    for name in ("advise", "apply", "rewrite", "append"):  # rewrite.py also registers explain
         try:
             __import__(f"planner.cli.{name}")
         except ImportError:

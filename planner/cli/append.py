@@ -1,0 +1,68 @@
+"""``planner append BATCH --into T``: new rows land in T's layout.
+
+The layout is read from T's properties; the batch (a table with T's columns) is inserted with
+``INSERT INTO T PARTITION (planner_pid) SELECT …, CASE … END FROM batch``: the same CASE the layout
+was built with, so every new row goes to the partition its region names (NULLs included, anything
+unclaimed to the catch-all). ``--print-sql`` only prints the statements, for a DBA to run.
+"""
+from __future__ import annotations
+
+import click
+from sqlglot import exp
+
+from planner.cli.advise import metastore_option, spark_for
+from planner.cli.apply import hiveserver2_address
+from planner.cli.main import cli
+from planner.emit.apply_sql import append_statements, statements_text
+from planner.emit.ddl import layout_from_properties
+from planner.errors import ApplyError, InputError
+
+
+def _norm(t: str) -> str:
+    return t.lower().replace(" ", "")
+
+
+@cli.command("append")
+@click.argument("batch")
+@click.option("--into", "target", required=True, help="The laid-out table to append to, e.g. tpch.lineitem.")
+@click.option("--hiveserver2", metavar="HOST:PORT", help="Run on HiveServer2 (NOSASL) instead of in-process Spark.")
+@click.option("--print-sql", is_flag=True, help="Print the statements instead of running them.")
+@metastore_option
+def append_cmd(batch, target, hiveserver2, print_sql, metastore, state_dir):
+    """Insert the rows of table BATCH into laid-out table TARGET, each into its partition."""
+    from hive_integration.apply import Catalog, HiveServer2Runner, SparkRunner, TableNames
+
+    if hiveserver2 and (metastore or state_dir):
+        raise InputError("--hiveserver2 runs everything on the server; drop --metastore/--state-dir")
+    runner = HiveServer2Runner(*hiveserver2_address(hiveserver2)) if hiveserver2 else SparkRunner(
+        spark_for(state_dir, metastore)[0])
+    try:
+        into, src = Catalog(runner, TableNames.of(target)), Catalog(runner, TableNames.of(batch))
+        if not into.exists(into.names.source):
+            raise InputError(f"table {target} does not exist")
+        if not src.exists(src.names.source):
+            raise InputError(f"batch table {batch} does not exist")
+        props = into.properties(into.names.source)
+        if "planner.layout.parts" not in props:
+            raise InputError(f"{target} has no planner layout in its properties; run `planner apply` first")
+        layout = layout_from_properties(props)
+        pcol = layout.partition_column.lower()
+        columns = {c: t for c, t in into.columns(into.names.source).items() if c != pcol}
+        have = src.columns(src.names.source)
+        wrong = sorted(f"{c} ({t})" for c, t in columns.items() if c not in have or _norm(have[c]) != _norm(t))
+        if wrong:
+            raise ApplyError(f"batch {batch} lacks or mistypes column(s) of {target}: {', '.join(wrong)}")
+        stmts = append_statements(layout, columns, src.sql(src.names.source), into.sql(into.names.source),
+                                  dialect=runner.dialect)
+        if print_sql:
+            click.echo(statements_text(stmts), nl=False)
+            return
+        count = exp.select(exp.Count(this=exp.Star())).from_(into.names.expr(into.names.source, runner.dialect))
+        before = into.run(count)[0][0]
+        for s in stmts:
+            runner.execute(s)
+        after = into.run(count)[0][0]
+        click.echo(f"appended {after - before:,} rows from {batch} to {target} ({layout.describe()})")
+    finally:
+        if hiveserver2:
+            runner.close()
