@@ -9,6 +9,7 @@ so the figure is the planner's own cost. Issue #3 target: ≤ 10 s for 1,000 que
 from __future__ import annotations
 
 import argparse
+import os
 import datetime as dt
 import statistics
 import sys
@@ -82,8 +83,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "advise.md"))
     args = ap.parse_args(argv)
-    lines = ["| queries | sample rows | parse+analyse s | search+cost s | total s | contenders |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| queries | sample rows | parse+analyse s | search+cost s | total s | contenders | load avg |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     print("\n".join(lines), flush=True)
     for s in [int(x) for x in args.samples.split(",")]:
         sample = synthetic_lineitem(s)
@@ -91,10 +92,13 @@ def main(argv=None) -> int:
             runs = [run_once(n, sample) for _ in range(args.repeat)]
             a = statistics.median(r[0] for r in runs)
             b = statistics.median(r[1] for r in runs)
-            lines.append(f"| {n:,} | {s:,} | {a:.2f} | {b:.2f} | {a + b:.2f} | {runs[0][2]} |")
+            load = os.getloadavg()[0]  # > 2 on this 2-core machine: other jobs inflated the figure
+            lines.append(f"| {n:,} | {s:,} | {a:.2f} | {b:.2f} | {a + b:.2f} | {runs[0][2]} | {load:.1f} |")
             print(lines[-1], flush=True)
     header = (f"# advise benchmark\n\nMachine: {sys.platform}, 2 cores. Command: "
-              f"`.venv/bin/python -m benchmarks.advise_bench`. Median of {args.repeat} run(s).\n\n")
+              f"`.venv/bin/python -m benchmarks.advise_bench --sizes {args.sizes} --samples {args.samples}`. "
+              f"Median of {args.repeat} run(s). `load avg` is the 1-minute load average after the run: above "
+              f"2 other jobs shared the 2 cores and the times are inflated.\n\n")
     Path(args.out).write_text(header + "\n".join(lines) + "\n")
     return 0
 
