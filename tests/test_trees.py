@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from planner.cnf.values import Kind, float_value
 from planner.costmodel.amoeba import amoeba_tree, attribute_allocation, filter_weights, median_code, tree_depth
 from planner.costmodel.trees import SortedCodes, amoeba_upfront, amoeba_weighted, greedy_tree
 from planner.costmodel.cost import CostModel, CostParams
@@ -173,10 +173,12 @@ def test_upfront_stops_before_leaves_fall_under_min_leaf_rows():
 
 def test_cuts_on_doubles_survive_a_json_round_trip():
     frame = SampleFrame(pa.table({"x": [0.1, 0.1, 0.1, 0.2, 0.3, 0.7]}))
-    layout = amoeba_upfront(frame, {"x": Kind.DECIMAL}, ["x"], rows=6, row_bytes=1.0, max_partition_bytes=3,
+    layout = amoeba_upfront(frame, {"x": Kind.FLOAT}, ["x"], rows=6, row_bytes=1.0, max_partition_bytes=3,
                             max_partitions=8, table="t", min_leaf_rows=0)
     again = Layout.loads(layout.dumps())
-    assert [p.conditions["x"].contains(0.1) for p in again.partitions] == [True, False]
+    assert again == layout
+    # a double is compared as the shortest decimal that reads back as it (planner.cnf.values.float_value)
+    assert [p.conditions["x"].contains(float_value(0.1)) for p in again.partitions] == [True, False]
 
 
 def test_upfront_is_deterministic_and_round_trips():

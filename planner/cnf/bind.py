@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, Pred, and_, atoms, map_atoms, not_
-from planner.cnf.values import Kind, Value, coerce, kind_of_value
+from planner.cnf.values import Kind, Value, coerce, kind_of_value, render
 from planner.cnf.valueset import Interval, ValueSet
 
-_PREFERENCE = (Kind.TIMESTAMP, Kind.DATE, Kind.DECIMAL, Kind.INTEGER, Kind.BOOLEAN, Kind.STRING)
+_PREFERENCE = (Kind.TIMESTAMP, Kind.DATE, Kind.DECIMAL, Kind.FLOAT, Kind.INTEGER, Kind.BOOLEAN, Kind.STRING)
 
 
 def infer_kinds(exprs: Iterable[Expr]) -> dict[str, Kind]:
@@ -78,7 +78,10 @@ def _bind(a: Cmp, kind: Kind) -> Expr:
     for v in a.values:
         c = coerce(v, kind) if v is not None else None
         if v is not None and c is None:
-            return _opaque(a, f"literal {v!r} does not fit {kind.value} column {col}")
+            if kind is Kind.STRING:
+                # s = DATE '2020-01-05' casts every s to a date: '2020-1-5' matches, no string range says so
+                return _opaque(a, f"string column {col} compared with {render(v)}: Spark casts the column")
+            return _opaque(a, f"literal {render(v)} does not fit {kind.value} column {col}")
         values.append(c)
     if a.op == "in":
         present = [v for v in values if v is not None]

@@ -12,13 +12,14 @@ caller keeps such a predicate opaque. Folding never guesses: an invalid date is 
 from __future__ import annotations
 
 import calendar
+import math
 import datetime as dt
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from sqlglot import exp
 
-from planner.cnf.values import Kind, coerce, kind_of_type, parse_date, parse_timestamp
+from planner.cnf.values import Kind, coerce, float_value, kind_of_type, parse_date, parse_timestamp
 
 
 class _NotConstant:
@@ -36,6 +37,14 @@ class IntervalValue:
 
 
 def _number(text: str):
+    if "e" in text.lower():
+        # 1e-1 is a DOUBLE literal in Spark and Hive, not a decimal: the column it is compared
+        # with is compared as a double (planner.cnf.values.coerce).
+        try:
+            f = float(text)
+        except ValueError:
+            return NOT_CONSTANT
+        return f if math.isfinite(f) else NOT_CONSTANT
     try:
         d = Decimal(text)
     except InvalidOperation:
@@ -94,7 +103,7 @@ def _fold(node: exp.Expression):
         return None
     if isinstance(node, exp.Neg):
         v = _fold(node.this)
-        return -v if isinstance(v, (int, Decimal)) and not isinstance(v, bool) else NOT_CONSTANT
+        return -v if isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) else NOT_CONSTANT
     if isinstance(node, (exp.Cast, exp.TryCast)):
         return _cast(_fold(node.this), node.to)
     if isinstance(node, exp.Interval):
@@ -132,8 +141,30 @@ def _cast(v, to: exp.DataType):
         return v if isinstance(v, str) else NOT_CONSTANT
     if kind is Kind.DATE and isinstance(v, dt.datetime):
         return v.date()
+    if kind is Kind.FLOAT:  # a double, compared as a double (not the decimal it was written as)
+        out = float_value(v)
+        return NOT_CONSTANT if out is None else float(out)
+    if kind in (Kind.INTEGER, Kind.DECIMAL) and not isinstance(v, bool) and isinstance(v, (int, float, Decimal)):
+        return _cast_number(Decimal(v), kind, to)
     out = coerce(v, kind)
     return NOT_CONSTANT if out is None else out
+
+
+def _cast_number(d: Decimal, kind: Kind, to: exp.DataType):
+    """CAST of a number: to an integer type truncates (CAST(1.5 AS INT) is 1); to DECIMAL(p, s)
+    rounds half up to s places (DECIMAL alone is DECIMAL(10, 0)). Overflow is not folded."""
+    if not d.is_finite():
+        return NOT_CONSTANT
+    if kind is Kind.INTEGER:
+        return int(d)  # int() truncates toward zero, as Spark's cast does
+    params = [p.this for p in to.expressions if isinstance(p, exp.DataTypeParam)]
+    try:
+        precision, scale = (int(params[0].name), int(params[1].name)) if len(params) == 2 else (
+            (int(params[0].name), 0) if params else (10, 0))
+    except (ValueError, AttributeError):
+        return NOT_CONSTANT
+    q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+    return q if len(q.as_tuple().digits) <= precision else NOT_CONSTANT
 
 
 def _arith(node, a, b):

@@ -13,6 +13,7 @@ makes the predicate opaque: it then never prunes, which is always safe.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from decimal import Decimal, InvalidOperation
 from enum import Enum
@@ -22,6 +23,7 @@ from typing import Any
 class Kind(str, Enum):
     INTEGER = "integer"
     DECIMAL = "decimal"
+    FLOAT = "float"  # float and double: values are kept as the shortest decimal that reads back as them
     STRING = "string"
     DATE = "date"
     TIMESTAMP = "timestamp"
@@ -42,8 +44,8 @@ Value = Any  # int | Decimal | str | date | datetime | bool
 _HIVE_TYPES = {
     "tinyint": Kind.INTEGER, "smallint": Kind.INTEGER, "int": Kind.INTEGER, "integer": Kind.INTEGER,
     "bigint": Kind.INTEGER, "long": Kind.INTEGER, "short": Kind.INTEGER, "byte": Kind.INTEGER,
-    "decimal": Kind.DECIMAL, "numeric": Kind.DECIMAL, "float": Kind.DECIMAL, "double": Kind.DECIMAL,
-    "real": Kind.DECIMAL,
+    "decimal": Kind.DECIMAL, "numeric": Kind.DECIMAL, "float": Kind.FLOAT, "double": Kind.FLOAT,
+    "real": Kind.FLOAT,
     "string": Kind.STRING, "varchar": Kind.STRING, "char": Kind.STRING, "text": Kind.STRING,
     "date": Kind.DATE, "timestamp": Kind.TIMESTAMP, "timestamp_ntz": Kind.TIMESTAMP,
     "timestamp_ltz": Kind.TIMESTAMP, "boolean": Kind.BOOLEAN, "bool": Kind.BOOLEAN,
@@ -61,7 +63,9 @@ def kind_of_value(value: Value) -> Kind:
         return Kind.BOOLEAN
     if isinstance(value, int):
         return Kind.INTEGER
-    if isinstance(value, (Decimal, float)):
+    if isinstance(value, float):
+        return Kind.FLOAT
+    if isinstance(value, Decimal):
         return Kind.DECIMAL
     if isinstance(value, dt.datetime):
         return Kind.TIMESTAMP
@@ -100,13 +104,24 @@ def parse_timestamp(text: str) -> dt.datetime | None:
 
 def coerce(value: Value, kind: Kind) -> Value | None:
     """Coerce a literal to the kind of the column it is compared with, or ``None`` if unsafe."""
+    if kind is Kind.FLOAT:
+        return float_value(value)
     have = kind_of_value(value)
     if have is kind:
         return value
     if kind is Kind.DECIMAL and have is Kind.INTEGER:
         return Decimal(value)
-    if kind is Kind.DECIMAL and isinstance(value, float):
-        return Decimal(repr(value))
+    if have is Kind.FLOAT:
+        # A DOUBLE literal (1e-1, CAST(.. AS DOUBLE)): Spark compares the column as a double. A
+        # decimal of up to 15 digits rounds to a double exactly when it is the shortest decimal
+        # reading back as that double; an integer below 2**53 is itself a double.
+        if not math.isfinite(value):
+            return None
+        if kind is Kind.DECIMAL:
+            return Decimal(repr(value))
+        if kind is Kind.INTEGER and abs(value) < 2 ** 53:
+            return Decimal(value)
+        return None
     if kind is Kind.INTEGER and have is Kind.DECIMAL:
         # ``int_col = 2.0`` matches 2; ``int_col = 2.5`` matches nothing. Keep the decimal: intervals
         # compare int and Decimal correctly, and discreteness is applied by the caller.
@@ -121,13 +136,47 @@ def coerce(value: Value, kind: Kind) -> Value | None:
                 d = Decimal(value.strip())
             except InvalidOperation:
                 return None
-            return int(d) if kind is Kind.INTEGER and d == d.to_integral_value() else d
+            if not d.is_finite():
+                return None  # 'NaN', 'Infinity': Spark orders NaN above every number
+            if kind is Kind.INTEGER:
+                # int_col = '5.5': Spark with ANSI off (and Hive) casts the string to the column's
+                # type, truncating it to 5; only an integral string means the same everywhere.
+                return int(d) if d == d.to_integral_value() else None
+            return d
         return None
     if kind is Kind.TIMESTAMP and have is Kind.DATE:
         return dt.datetime(value.year, value.month, value.day)
-    if kind is Kind.STRING and have in (Kind.DATE,):
-        return value.isoformat()
+    # A string column compared with a date (or a number) is cast to the literal's type by Spark:
+    # s = DATE '2020-01-05' holds for '2020-1-5', ' 2020-01-05' and '2020-01-05 12:00:00'. No
+    # string range describes those rows, so the caller makes the predicate opaque.
     return None
+
+
+def float_value(value: Value) -> Decimal | None:
+    """A literal compared with a FLOAT/DOUBLE column, as Spark compares it: rounded to a double.
+
+    Spark reads ``x = 0.1`` on a double ``x`` as ``x = 0.1000000000000000055…`` (the double
+    nearest to 0.1). Python compares a float and a Decimal exactly (``0.1 == Decimal('0.1')`` is
+    False), so both the sample's doubles (``SampleFrame``) and literals are mapped to the shortest
+    decimal that reads back as the same double (``Decimal(repr(f))``). That mapping keeps order
+    and equality of doubles, survives layout.json, and prints as a literal Spark reads back as
+    the same double. NaN and infinities (and strings that are not numbers) give ``None``: Spark
+    orders NaN above every number, which no interval says.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+    if not isinstance(value, (int, float, Decimal)):
+        return None
+    try:
+        f = float(value)
+    except (OverflowError, ValueError):
+        return None
+    return Decimal(repr(f)) if math.isfinite(f) else None
 
 
 def successor(value: Value, kind: Kind) -> Value | None:

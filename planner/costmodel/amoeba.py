@@ -27,7 +27,6 @@ the first in the given order (the paper picks at random; we stay deterministic).
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections import deque
 from typing import Mapping, Sequence
 
@@ -105,9 +104,9 @@ def amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping
             continue  # no attribute separates these rows: the node stays a bucket
         remaining[a] -= 2.0 / 2 ** node.depth
         value = sample.uniques(a)[code]
-        # A double column's sample value is a float; JSON keeps decimals as text, so use the exact
-        # decimal (Decimal(0.1) == 0.1, Decimal("0.1") < 0.1) for the cut to survive a round trip.
-        cut = Cut(a, Decimal(value) if isinstance(value, float) else value, closed=True)
+        # A double column's sample values are already decimals (SampleFrame, float_value), which
+        # layout.json keeps exactly.
+        cut = Cut(a, value, closed=True)
         queue.extend(node.split(cut, kinds[a], codes[a].codes[node.rows] <= code))
     meta = {
         "depth": depth,

@@ -15,6 +15,7 @@ computed from their two columns with pyarrow, NULL when either side is.
 from __future__ import annotations
 
 import bisect
+import math
 from typing import Mapping
 
 import numpy as np
@@ -22,20 +23,38 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner.cnf.ir import ColumnPair
+from planner.cnf.values import float_value
 from planner.cnf.valueset import ValueSet
 
 _PC_OPS = {"<": pc.less, "<=": pc.less_equal, "=": pc.equal, ">": pc.greater, ">=": pc.greater_equal,
            "<>": pc.not_equal}
 
 
+def _plain(table: pa.Table) -> pa.Table:
+    """The sample with columns in the planner's value model.
+
+    * string_view (as tpchgen-cli's Parquet reads back) has no index_in kernel: use string.
+    * A time-zone-aware timestamp (Spark's ``toArrow`` tags TIMESTAMP with the session time zone)
+      becomes the naive wall-clock time in that zone: ``TIMESTAMP '2020-01-01 10:00:00'`` in a
+      query means 10:00 on the session's clock, and Python cannot even compare an aware sample
+      value with the naive literal (TypeError).
+    """
+    columns, fields = [], []
+    for f, col in zip(table.schema, table.columns):
+        if pa.types.is_string_view(f.type):
+            col = col.cast(pa.string())
+        elif pa.types.is_timestamp(f.type) and f.type.tz is not None:
+            col = pc.local_timestamp(col)
+        columns.append(col)
+        fields.append(pa.field(f.name, col.type))
+    return pa.table(columns, schema=pa.schema(fields))
+
+
 class SampleFrame:
     MAX_CACHED_MASKS = 512  # a mask is one byte per sample row: bound the memory they hold
 
     def __init__(self, table: pa.Table, derived: Mapping[str, ColumnPair] | None = None):
-        # string_view (as tpchgen-cli's Parquet reads back) has no index_in kernel: use string.
-        table = table.cast(pa.schema([
-            pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type) for f in table.schema]))
-        self.table = table
+        self.table = table = _plain(table)
         self._names = frozenset(table.column_names)
         self.n = table.num_rows
         self.derived = dict(derived or {})
@@ -54,8 +73,16 @@ class SampleFrame:
 
     def _encode(self, attribute: str) -> None:
         col = self._column(attribute).combine_chunks() if self.n else pa.array([], type=pa.int64())
-        uniq = sorted(v for v in pc.unique(col).to_pylist() if v is not None)
+        floating = pa.types.is_floating(col.type)
+        # NaN and infinities are left out (coded like NULL): no cut or bound may sit on them
+        # (Spark orders NaN above every number; a literal cannot say infinity).
+        uniq = sorted(v for v in pc.unique(col).to_pylist()
+                      if v is not None and (not floating or math.isfinite(v)))
         codes = pc.index_in(col, value_set=pa.array(uniq, type=col.type)).fill_null(-1)
+        if floating:
+            # Doubles in the planner's value model (planner.cnf.values.float_value): the shortest
+            # decimal that reads back as the same double; the mapping keeps their order.
+            uniq = [float_value(v) for v in uniq]
         self._uniques[attribute] = uniq
         self._codes[attribute] = codes.to_numpy(zero_copy_only=False).astype(np.int64)
 
