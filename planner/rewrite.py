@@ -9,7 +9,8 @@ partitions come from ``planner.pruning`` (the one pruning rule the cost model al
 catch-all partition 0 is always read. Replacing the table by a subquery with the same alias and
 the table's columns (the partition column left out, so ``SELECT *`` is unchanged) keeps the
 query's meaning under every join type. A query with nothing to prune comes back as the very same
-text.
+text, unless it shows all the table's columns (``SELECT *``, ``t.*``, ``struct(*)``): then the scan
+still becomes the subquery, without a filter, so the answer does not gain the partition column.
 """
 from __future__ import annotations
 
@@ -127,8 +128,26 @@ def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, 
     return out
 
 
+def _exposes_all_columns(site: ScanSite) -> bool:
+    """Whether the scan's SELECT shows every column of the table (``*``, ``t.*``, ``struct(*)``).
+
+    Such a query must not see the partition column a laid-out table has gained, so its scan is
+    replaced by the subquery (which leaves it out) even when no partition can be skipped.
+    ``count(*)`` shows no column.
+    """
+    select = site.scope.expression
+    alias = site.alias
+    for star in select.find_all(exp.Star):
+        if star.find_ancestor(exp.Select) is not select or isinstance(star.parent, exp.Count):
+            continue
+        qualifier = star.parent.args.get("table") if isinstance(star.parent, exp.Column) else None
+        if qualifier is None or qualifier.name.lower() == alias:
+            return True
+    return False
+
+
 def _why_not(p: _Pruned, named: set[str], columns: Mapping[str, str] | None) -> str:
-    if len(p.partitions) >= p.total:
+    if len(p.partitions) >= p.total and not _exposes_all_columns(p.site):
         return "every partition may hold matching rows"
     if not columns:
         return "the table's columns are unknown (give a schema)"
@@ -160,9 +179,13 @@ def _subquery_sql(p: _Pruned, columns: Mapping[str, str], dialect: str) -> str:
     pcol = p.layout.partition_column
     table = node.copy()
     table.set("alias", None)
+    for n in table.walk():
+        n.comments = None  # a trailing comment stays where it is in the text, not copied in here
     inner = exp.select(*[column_ref(c) for c in columns if c.lower() != pcol.lower()], copy=False)
-    inner = inner.from_(table, copy=False).where(
-        exp.In(this=column_ref(pcol), expressions=[exp.Literal.number(i) for i in p.partitions]), copy=False)
+    inner = inner.from_(table, copy=False)
+    if len(p.partitions) < p.total:
+        inner = inner.where(exp.In(this=column_ref(pcol), expressions=[exp.Literal.number(i) for i in p.partitions]),
+                            copy=False)
     alias = node.args.get("alias")
     ident = alias.this.copy() if alias is not None else node.this.copy()
     return exp.Subquery(this=inner, alias=exp.TableAlias(this=ident)).sql(dialect=dialect)

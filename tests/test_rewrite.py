@@ -71,11 +71,26 @@ def test_simple_filter_reads_one_partition_plus_catch_all():
 
 
 def test_unprunable_query_is_returned_unchanged():
-    for q in ["SELECT  *  FROM db.t   -- all of it", "SELECT count(*) FROM db.t WHERE amt > 5",
-              "select * from db.o where oid = 1", "SELECT * FROM db.t WHERE d < '1994-01-01' OR amt = 3"]:
+    for q in ["SELECT count(*) FROM db.t WHERE amt > 5", "select * from db.o where oid = 1",
+              "SELECT id, s FROM db.t WHERE d < '1994-01-01' OR amt = 3"]:
         new, notes = rw(q)
         assert new == q
         assert all(not n.rewritten for n in notes)
+
+
+def test_star_never_shows_the_partition_column():
+    # Found by tests/test_equivalence.py: an unprunable SELECT * ran as written and returned
+    # planner_pid too. It now reads every partition through the subquery, which leaves it out.
+    for q, star in [("SELECT  *  FROM db.t   -- all of it", "*"),
+                    ("SELECT x.* FROM db.t x WHERE d < '1994-01-01' OR amt = 3", "x.*"),
+                    ("SELECT to_json(struct(*)) FROM db.t", "TO_JSON(STRUCT(*))")]:
+        new, notes = rw(q)
+        select = sqlglot.parse_one(new, read="spark")
+        assert select.expressions[0].sql(dialect="spark") == star and read_sets(new) == []
+        sub = select.find(exp.Subquery)
+        assert [c.name for c in sub.this.expressions] == list(COLS) and sub.this.args.get("where") is None
+        assert notes[0].rewritten and notes[0].partitions_read == tuple(range(6))
+    assert rw("SELECT  *  FROM db.t   -- all of it")[0].count("all of it") == 1
 
 
 def test_derived_attribute_and_join():
@@ -88,7 +103,8 @@ def test_derived_attribute_and_join():
 def test_outer_join_sides():
     # The preserved side of a LEFT JOIN cannot be filtered by ON; the null-extended side can.
     new, _ = rw("SELECT * FROM db.t x LEFT JOIN db.o o ON x.id = o.oid AND x.d IS NULL")
-    assert new == "SELECT * FROM db.t x LEFT JOIN db.o o ON x.id = o.oid AND x.d IS NULL"
+    assert new == ("SELECT * FROM (SELECT `id`, `d`, `amt`, `s`, `a`, `b` FROM db.t) AS x LEFT JOIN db.o o "
+                   "ON x.id = o.oid AND x.d IS NULL")  # every partition, but not planner_pid
     new, _ = rw("SELECT * FROM db.o o LEFT JOIN db.t x ON x.id = o.oid AND x.d IS NULL")
     assert read_sets(new) == [(0, 4, 5)]
     new, _ = rw("SELECT * FROM db.o o FULL JOIN db.t x ON x.id = o.oid AND x.d IS NULL")
