@@ -69,7 +69,9 @@ def _widths(files: list[tuple[str, int, int]], schema: dict[str, str], spark: Sp
         sizes, rows = {}, 0
     if rows and sizes:
         return {c: sizes.get(c, 0) / rows for c in schema}
-    fields = {f.name.lower(): f.dataType.defaultSize() for f in spark.table(table).schema.fields}
+    # No data files (an empty table) or not readable here: Spark's own estimate per type. PySpark's
+    # DataType has no defaultSize(); the JVM's StructType does.
+    fields = {f.name().lower(): f.dataType().defaultSize() for f in spark.table(table)._jdf.schema().fields()}
     return {c: float(fields.get(c, 8)) for c in schema}
 
 

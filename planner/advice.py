@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.analysis import TableAnalysis
+from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams, LayoutCost
 from planner.costmodel.search import SearchResult, search
 from planner.costmodel.statistics import TableStats
@@ -50,7 +51,15 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
            log: Callable[[str], None] | None = None) -> Advice:
     aggregates = _aggregating_scans(workload, analysis) if params.aggregation_factor else None
     model = CostModel(analysis, stats, params, query_has_aggregation=aggregates)
-    result = search(model, log)
+    if stats.rows == 0:
+        # An empty table has no rows to place: every layout reads nothing, and the sample gives
+        # no boundaries to cut at. Keep it unpartitioned rather than guess from no data.
+        only = model.evaluate(baselines.full_scan(analysis.table))
+        result = SearchResult((only,), (only,), ())
+        analysis = replace(analysis, notes=analysis.notes + (
+            "the table is empty: it is left unpartitioned; advise again once it holds data",))
+    else:
+        result = search(model, log)
     full_rows = model.full_scan_rows()
     full_bytes = float(model.weights @ (np.full(len(model.scans), stats.rows) * model.scan_width))
     return Advice(workload, analysis, stats, result, full_rows, full_bytes, float(model.matching_rows().sum()),

@@ -37,6 +37,8 @@ are ignored here (they can only make the real cost lower).
 """
 from __future__ import annotations
 
+import math
+
 import bisect
 import heapq
 import itertools
@@ -131,7 +133,8 @@ class _Builder:
         self.model, self.axes = model, list(axes)
         self.w = model.weights.astype(float)
         self.scale = model.scale
-        self.min_sample_rows = max(min_leaf_rows / self.scale, 1e-9)
+        # An empty table (scale 0: a sample row stands for no rows) has nothing to split.
+        self.min_sample_rows = max(min_leaf_rows / self.scale, 1e-9) if self.scale else math.inf
         self.overhead = model.params.partition_overhead_rows + model.params.file_overhead_rows
 
     def thresholds(self, leaf: _Leaf, axis: _Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
