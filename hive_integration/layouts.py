@@ -157,8 +157,13 @@ def sql(spark, text: str, *, dialect: str = "spark"):
     current_db = spark.catalog.currentDatabase()
     layouts, columns = layouts_for(text, SparkCatalogLayouts(spark), dialect=dialect, current_db=current_db)
     if layouts:
+        # Spark replaces ${…} in the text, quoted literals included, before parsing it ('${x}' may run
+        # as ''); the planner reads the text as written, so such a query is not pruned (unless the
+        # session turned substitution off).
+        substituted = "${" in text and str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() != "false"
         try:
-            text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns)
+            text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
+                                    prune=not substituted)
         except SchemaError:
             pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
     return spark.sql(text)

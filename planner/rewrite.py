@@ -93,8 +93,10 @@ def _parse(sql: str, dialect: str) -> exp.Expression:
 
 
 def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
-                        budget: int = DEFAULT_BUDGET) -> tuple[tuple[int, ...], tuple[str, ...]]:
+                        budget: int = DEFAULT_BUDGET, prune: bool = True) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The partition ids ``site`` may need (catch-all included) and the conditions that pruned."""
+    if not prune:
+        return tuple(sorted({p.id for p in layout.partitions} | {CATCH_ALL})), ()
     kinds: dict[str, Kind] = dict(layout.kinds)
     if columns:
         kinds.update({c.lower(): kind_of_type(t) for c, t in columns.items()})
@@ -115,14 +117,14 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
 
 
 def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, dialect: str,
-           current_db: str | None) -> list[_Pruned]:
+           current_db: str | None, prune: bool = True) -> list[_Pruned]:
     layouts = {k.lower(): v for k, v in layouts.items()}
     out = []
     for site in list(iter_scans(tree, schema, current_db, dialect)):
         layout = _lookup(layouts, site.table)
         if layout is None:
             continue
-        read, used = partitions_for_scan(site, layout, schema.columns(site.table))
+        read, used = partitions_for_scan(site, layout, schema.columns(site.table), prune=prune)
         total = len({p.id for p in layout.partitions} | {CATCH_ALL})
         out.append(_Pruned(site, layout, read, total, used))
     return out
@@ -192,16 +194,22 @@ def _subquery_sql(p: _Pruned, columns: Mapping[str, str], dialect: str) -> str:
 
 
 def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hive", schema=None,
-                  current_db: str | None = None) -> tuple[str, list[RewriteNote]]:
+                  current_db: str | None = None, prune: bool | None = None) -> tuple[str, list[RewriteNote]]:
     """``sql`` with every prunable scan of a laid-out table narrowed to its partitions.
 
     Only the text of each rewritten table reference changes; the rest of the query is kept byte
     for byte. Re-printing the whole tree would be riskier: sqlglot and Spark disagree on some
     spellings (Spark 4 reads ``'it''s'`` as ``it's``, sqlglot's spark dialect as ``CONCAT('it', 's')``).
+    With ``prune=False`` every scan reads every partition (``*`` still never shows the partition
+    column). By default a query holding ``${`` is not pruned: Spark and Hive substitute variables
+    in the text, quoted literals included, before they parse it (``'${x}'`` may run as ``''``), so
+    the text the planner reads is not the query that runs.
     """
+    if prune is None:
+        prune = "${" not in sql
     tree = _parse(sql, dialect)
     schema = _schema(schema, layouts)
-    pruned = _prune(tree, layouts, schema, dialect, current_db)
+    pruned = _prune(tree, layouts, schema, dialect, current_db, prune)
     named = {c.name.lower() for c in tree.find_all(exp.Column)}
     notes: list[RewriteNote] = []
     edits: list[tuple[int, int, str]] = []

@@ -13,7 +13,8 @@ so a row whose derived attribute is NULL lands only in a partition whose set has
 Literals are typed the way Spark and Hive compare them exactly: dates and timestamps as
 ``CAST('…' AS DATE)``, decimals as plain exact numerals (never exponent notation, which Spark
 would read as a DOUBLE), strings through ``exp.Literal.string`` so the dialect escapes quotes and
-backslashes. Identifiers are always quoted.
+backslashes (and ``${`` split so that no variable substitution touches it: ``string_literal``).
+Identifiers are always quoted.
 """
 from __future__ import annotations
 
@@ -56,8 +57,23 @@ def literal(value: Value) -> exp.Expression:
     if isinstance(value, dt.date):
         return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.build("DATE"))
     if isinstance(value, str):
-        return exp.Literal.string(value)
+        return string_literal(value)
     raise LayoutError(f"cannot emit a literal of type {type(value).__name__}")
+
+
+def string_literal(value: str) -> exp.Expression:
+    """A string literal that reaches the engine unchanged.
+
+    Spark and Hive substitute ``${…}`` in statement text before parsing it, inside quotes too:
+    ``'${nope}'`` arrives as ``''`` and ``'${spark.app.name}'`` as the application's name. A value
+    holding ``${`` is therefore cut between ``$`` and ``{`` into ``CONCAT('a$', '{b}')``, which
+    no substitution matches and which folds back to the very value.
+    """
+    if "${" not in value:
+        return exp.Literal.string(value)
+    chunks = value.split("${")
+    pieces = [chunks[0] + "$"] + ["{" + c + "$" for c in chunks[1:-1]] + ["{" + chunks[-1]]
+    return exp.Concat(expressions=[exp.Literal.string(p) for p in pieces])
 
 
 def attribute_expr(attribute: str, derived: Mapping[str, ColumnPair],

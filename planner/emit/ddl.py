@@ -48,7 +48,10 @@ def data_type(type_name: str) -> exp.DataType:
 
 
 def layout_json_text(layout: Layout) -> str:
-    return json.dumps(layout.to_json(), ensure_ascii=True, separators=(",", ":"), sort_keys=False, default=str)
+    # ``$`` as the JSON escape \u0024: Spark and Hive replace ``${…}`` even inside quoted property
+    # values, which would mangle a region value such as '${x}' (and break the checksum).
+    text = json.dumps(layout.to_json(), ensure_ascii=True, separators=(",", ":"), sort_keys=False, default=str)
+    return text.replace("$", "\\u0024")
 
 
 def layout_properties(layout: Layout, chunk_chars: int = CHUNK_CHARS) -> dict[str, str]:
@@ -92,6 +95,10 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
     pcol = layout.partition_column
     if pcol.lower() in {c.lower() for c in columns}:
         raise LayoutError(f"the table already has a column named {pcol!r}; choose another partition column")
+    substituted = [c for c in [*columns, pcol] if "${" in c]
+    if substituted:
+        raise LayoutError(f"column name(s) {', '.join(map(repr, substituted))} contain '${{', which Spark and Hive "
+                          "replace by a variable's value in any statement; rename the column first")
     col_defs = [exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=data_type(t)) for c, t in columns.items()]
     part = exp.ColumnDef(this=exp.to_identifier(pcol, quoted=True), kind=exp.DataType.build("INT"))
     props: list[exp.Expression] = [
