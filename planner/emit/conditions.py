@@ -50,6 +50,11 @@ def literal(value: Value) -> exp.Expression:
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise LayoutError(f"cannot emit the non-finite number {value}")
+        if _precision(value) > MAX_DECIMAL_PRECISION:
+            # Only a double's value (planner.cnf.values.float_value) has that many digits, 1E+300
+            # or 1E-300: as a plain numeral it is a DECIMAL(301) Spark refuses. In exponent
+            # notation it is a DOUBLE literal, which compares with the double column exactly.
+            return exp.Literal.number(format(value, "E"))
         # format 'f' never uses exponent notation: Decimal('1E+3') prints 1000, not 1E+3 (a DOUBLE).
         return exp.Literal.number(format(value, "f"))
     if isinstance(value, dt.datetime):
@@ -59,6 +64,15 @@ def literal(value: Value) -> exp.Expression:
     if isinstance(value, str):
         return string_literal(value)
     raise LayoutError(f"cannot emit a literal of type {type(value).__name__}")
+
+
+MAX_DECIMAL_PRECISION = 38  # Spark's and Hive's DECIMAL
+
+
+def _precision(value: Decimal) -> int:
+    """Digits of ``value`` written as a plain numeral: 1E+300 has 301, 0.001 has 3."""
+    _, digits, exponent = value.as_tuple()
+    return len(digits) + exponent if exponent >= 0 else max(len(digits), -exponent)
 
 
 def string_literal(value: str) -> exp.Expression:
