@@ -1,11 +1,30 @@
-"""``./dev bench``: run every benchmark script in turn (each prints its own table)."""
+"""``./dev bench [name …]``: run the benchmark scripts in turn (each prints its own table).
+
+Names: ``analyze``, ``advise``, ``tpch`` (issue #5, SF 1, about 45 min on 2 cores). Without a
+name, all of them run; arguments after ``--`` go to the last script named (e.g.
+``./dev bench tpch -- --quick``).
+"""
 import runpy
 import sys
 
-for name in ("benchmarks.analyze_bench", "benchmarks.advise_bench"):
-    print(f"== {name}", flush=True)
+SCRIPTS = {"analyze": "benchmarks.analyze_bench", "advise": "benchmarks.advise_bench",
+           "tpch": "benchmarks.tpch_bench"}
+
+args = sys.argv[1:]
+extra: list[str] = []
+if "--" in args:
+    extra = args[args.index("--") + 1:]
+    args = args[:args.index("--")]
+unknown = [a for a in args if a not in SCRIPTS]
+if unknown:
+    sys.exit(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(SCRIPTS)}")
+names = args or list(SCRIPTS)
+for i, name in enumerate(names):
+    module = SCRIPTS[name]
+    print(f"== {module}", flush=True)
+    sys.argv = [module] + (extra if i == len(names) - 1 else [])
     try:
-        runpy.run_module(name, run_name="__main__")
+        runpy.run_module(module, run_name="__main__")
     except SystemExit as e:
         if e.code:
             sys.exit(e.code)

@@ -90,7 +90,7 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
     base = layouts[0]
     scored = []
     for order in candidates:
-        cost = model.evaluate(replace(base, order=order))
+        cost = model.evaluate(with_order(base, order, model.analysis.derived))
         variants.append(cost)
         scored.append((cost.total, order))
     top = [o for _, o in sorted(scored, key=lambda x: x[0])[:orderings_per_contender]]
@@ -101,12 +101,24 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
         for order in [Ordering()] + top:
             if layout is base and order.method != "none":
                 continue  # already costed above
-            cost = model.evaluate(replace(layout, order=order))
+            cost = model.evaluate(with_order(layout, order, model.analysis.derived))
             variants.append(cost)
             _keep(best, cost)
     timings.append(("costing", time.perf_counter() - t))
     ranked = tuple(sorted(best.values(), key=lambda c: c.total))
     return SearchResult(ranked, tuple(variants), tuple(timings))
+
+
+def with_order(layout: Layout, order: Ordering, derived) -> Layout:
+    """``layout`` ordered by ``order``, knowing every derived attribute the order names.
+
+    An order may use a derived attribute the partitions do not (``no partitioning`` sorted by
+    ``l_commitdate < l_receiptdate``); without its definition in ``layout.derived`` the emitted
+    ``SORT BY`` names a column ``l_commitdate < l_receiptdate`` that does not exist.
+    """
+    known = dict(layout.derived)
+    extra = tuple((c, derived[c]) for c in order.columns if c in derived and c not in known)
+    return replace(layout, order=order, derived=layout.derived + extra)
 
 
 def _keep(best: dict[str, LayoutCost], cost: LayoutCost) -> None:

@@ -1,0 +1,128 @@
+"""Build each layout as a table of its own, timed against a plain ``CREATE TABLE AS SELECT`` copy.
+
+A layout is written exactly as ``planner apply`` writes it (``planner.emit``: ``CREATE TABLE …
+PARTITIONED BY (planner_pid)`` with the layout in TBLPROPERTIES, then the SETs and the
+``INSERT OVERWRITE … SELECT …, CASE … END … DISTRIBUTE BY … SORT BY …``), only into
+``bench.li_<name>`` instead of a swap-in of the source, so every layout can be read side by side
+from one source table. The copy is ``CREATE TABLE bench.li_copy STORED AS PARQUET AS SELECT *``:
+what a user pays to rewrite the table without the planner. Both run under the same
+``parquet.block.size`` as the source, so row groups hold about as many rows everywhere.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Mapping
+from urllib.parse import urlparse
+
+import pyarrow.parquet as pq
+from pyspark.sql import SparkSession
+from sqlglot import exp
+
+from hive_integration.apply import SparkRunner
+from planner.emit.apply_sql import apply_statements
+from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
+from planner.errors import LayoutError
+from planner.layout import Layout
+
+
+@dataclass(frozen=True)
+class Built:
+    table: str
+    seconds: float | None  # None: reused from an earlier run (--reuse), not timed
+    files: int
+    row_groups: int
+    bytes: int
+    partitions: int  # non-empty Hive partitions (0: unpartitioned)
+
+
+def _drop(runner: SparkRunner, table: str) -> None:
+    runner.execute(exp.Drop(tables=[table_expr(table, "spark")], kind="TABLE", exists=True).sql(dialect="spark"))
+
+
+def _exists(spark: SparkSession, table: str) -> bool:
+    return spark.catalog.tableExists(table)
+
+
+def footprint(spark: SparkSession, table: str) -> tuple[int, int, int]:
+    """(files, row groups, bytes) of a table's Parquet files, read from the footers."""
+    paths = [urlparse(f).path for f in spark.table(table).inputFiles()]
+    groups = sum(pq.ParquetFile(p).metadata.num_row_groups for p in paths)
+    return len(paths), groups, sum(os.path.getsize(p) for p in paths)
+
+
+def _partitions(spark: SparkSession, table: str) -> int:
+    try:
+        return len(spark.sql("SHOW PARTITIONS " + table_expr(table, "spark").sql(dialect="spark")).collect())
+    except Exception:  # noqa: BLE001 - SHOW PARTITIONS fails on an unpartitioned table
+        return 0
+
+
+def _with_block_size(spark: SparkSession, block_bytes: int, fn):
+    previous = spark.conf.get("parquet.block.size", None)
+    spark.conf.set("parquet.block.size", str(int(block_bytes)))
+    try:
+        return fn()
+    finally:
+        if previous is None:
+            spark.conf.unset("parquet.block.size")
+        else:
+            spark.conf.set("parquet.block.size", previous)
+
+
+def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, *, reuse: bool = False) -> Built:
+    """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``, timed."""
+    runner = SparkRunner(spark)
+    seconds = None
+    if not (reuse and _exists(spark, target)):
+        _drop(runner, target)
+        ctas = exp.Create(
+            this=table_expr(target, "spark"), kind="TABLE",
+            properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.Var(this="PARQUET"),
+                                                                          hive_format=True)]),
+            expression=exp.select(exp.Star()).from_(table_expr(source, "spark")))
+        sql = ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
+        t = time.perf_counter()
+        _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
+        seconds = time.perf_counter() - t
+    files, groups, size = footprint(spark, target)
+    return Built(target, seconds, files, groups, size, 0)
+
+
+def _stored_layout(spark: SparkSession, table: str) -> Layout | None:
+    """The layout ``table`` was built with, if it exists and carries one (else None: rebuild it)."""
+    if not _exists(spark, table):
+        return None
+    rows = spark.sql("SHOW TBLPROPERTIES " + table_expr(table, "spark").sql(dialect="spark")).collect()
+    try:
+        return layout_from_properties({r[0]: r[1] for r in rows})
+    except LayoutError:
+        return None
+
+
+def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str], source: str, target: str,
+                 block_bytes: int, *, reuse: bool = False) -> Built:
+    """Create ``target`` with ``layout`` and fill it from ``source`` with the planner's own SQL, timed.
+
+    The time covers the CREATE TABLE and the INSERT OVERWRITE (the SETs are free); the checks the
+    apply command adds afterwards (checksums, renames) are not part of it, and neither is the
+    copy's: both sides of the comparison only move data.
+    """
+    runner = SparkRunner(spark)
+    seconds = None
+    if not (reuse and _stored_layout(spark, target) == layout):
+        _drop(runner, target)
+        create = create_table_sql(layout, columns, target, dialect="spark")
+        fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False)
+
+        def run() -> None:
+            runner.execute(create)
+            for s in fill:
+                runner.execute(s)
+
+        t = time.perf_counter()
+        _with_block_size(spark, block_bytes, run)
+        seconds = time.perf_counter() - t
+    files, groups, size = footprint(spark, target)
+    return Built(target, seconds, files, groups, size, _partitions(spark, target))
