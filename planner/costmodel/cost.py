@@ -137,6 +137,8 @@ class CostModel:
         """
         from planner.costmodel.ordering import global_rank, row_groups
 
+        if self.sample.n == 0 or self.scale == 0:
+            return np.zeros(len(self.scans))  # an empty table: nothing to read
         attrs = self.attributes()
         rank = self._ranks.get(layout.order)
         if rank is None:
