@@ -358,8 +358,9 @@ def measure_workload(spark, cfg: Config, src: Source, wr: WorkloadRun, specs: li
                      analyses: list[TableAnalysis], warmed: set[str], stamp) -> dict:
     """The held-out probes of one workload on each of ``specs``, with the model's estimates.
 
-    First the metrics pass on every table, then ``cfg.runs`` timed rounds over all tables (the
-    order rotated each round), so that a burst of load elsewhere on the machine is shared out.
+    First the metrics pass on every table, then ``cfg.runs`` timed rounds, each query by query over
+    all tables (``tpch_measure.time_round``), so that a burst of load elsewhere on the machine falls
+    on every layout of a query alike.
     """
     from benchmarks.tpch_measure import measure_table, time_round
     from benchmarks.tpch_probe import probes_for
@@ -380,8 +381,7 @@ def measure_workload(spark, cfg: Config, src: Source, wr: WorkloadRun, specs: li
         measured.append({"spec": s, "run": tr, "estimated": [c.rows for c in est.per_scan]})
         stamp(f"{wr.kind} on {table}: {tr.distinct} distinct probes measured in {tr.seconds:.0f} s")
     for r in range(cfg.runs):
-        order = measured[r % len(measured):] + measured[:r % len(measured)]
-        took = sum(time_round(spark, e["run"]) for e in order)
+        took = time_round(spark, [e["run"] for e in measured], r)
         stamp(f"{wr.kind}: timed round {r + 1}/{cfg.runs} over {len(measured)} tables in {took:.0f} s")
     return {"run": wr, "probes": probes, "held": held_wl, "layouts": measured,
             "model_matching": model.matching_rows().tolist()}

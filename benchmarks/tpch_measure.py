@@ -6,10 +6,11 @@ Two phases, so that load from other processes on the machine falls on every layo
    then every distinct probe once. Rows, bytes, files and partitions come from
    ``hive_integration.metrics.run_measured`` (Spark's own scan metrics), with the probe's
    ``(count, checksum)`` answer. This pass also warms the table for the timed runs.
-2. ``time_round``, called once per round for every table in turn (``runs`` rounds, the table
-   order rotated each round): the probes of the timed subset run once more each. A probe's wall
-   time is the median of its ``runs`` timed runs; the scan metrics of every run are checked
-   against the first pass.
+2. ``time_round``, ``runs`` times: query by query through the timed subset, each probe runs on
+   every table back to back (the table order rotated per probe and round), so that a burst of
+   load elsewhere on the machine hits all layouts of a query alike rather than whichever table
+   happened to be timed then. A probe's wall time is the median of its ``runs`` timed runs; the
+   scan metrics of every run are checked against the first pass.
 
 Probes whose SQL is identical on a table (a template with no lineitem predicate, e.g. every Q18)
 run once per pass and share their figures.
@@ -52,7 +53,8 @@ class TableRun:
     table: str
     results: list[ProbeResult]  # one per probe, in probe order (probes with the same SQL share one)
     by_sql: dict[str, ProbeResult]
-    timed_sql: list[str]  # distinct SQL of the timed subset
+    sql: list[str]  # per probe, the SQL run on this table
+    timed: list[int]  # indexes of the probes to time
     unstable: list[str]  # probes whose scan metrics or answer changed between runs (should stay empty)
     seconds: float
 
@@ -107,17 +109,31 @@ def measure_table(spark: SparkSession, table: str, layout: Layout | None, column
             results[i] = res
         if log and (k + 1) % 20 == 0:
             log(f"    {table}: {k + 1}/{len(members)} distinct probes")
-    timed_sql = [sql for sql, idx in members.items() if any(i in timed for i in idx)]
-    return TableRun(table, results, by_sql, timed_sql, [], time.perf_counter() - started)
+    sql_of = [""] * len(probes)
+    for sql, idx in members.items():
+        for i in idx:
+            sql_of[i] = sql
+    return TableRun(table, results, by_sql, sql_of, sorted(timed), [], time.perf_counter() - started)
 
 
-def time_round(spark: SparkSession, run: TableRun) -> float:
-    """One more run of every timed probe of ``run``; returns the seconds the round took."""
+def time_round(spark: SparkSession, runs: Sequence[TableRun], round_no: int = 0) -> float:
+    """One more timed run of every timed probe on every table, query-major; returns its seconds.
+
+    A SQL text shared by several probes of a table (no lineitem predicate) runs once per round.
+    """
     started = time.perf_counter()
-    for sql in run.timed_sql:
-        res = run.by_sql[sql]
-        seconds, answer, metrics = _run(spark, sql, run.table)
-        res.seconds.append(seconds)
-        if metrics != (res.rows, res.bytes, res.files, res.partitions) or answer != (res.n, res.h):
-            run.unstable.append(sql)
+    done: set[tuple[str, str]] = set()
+    timed = sorted({i for r in runs for i in r.timed})
+    for k, i in enumerate(timed):
+        shift = (round_no + k) % len(runs)
+        for run in list(runs[shift:]) + list(runs[:shift]):
+            sql = run.sql[i]
+            if i not in run.timed or (run.table, sql) in done:
+                continue
+            done.add((run.table, sql))
+            res = run.by_sql[sql]
+            seconds, answer, metrics = _run(spark, sql, run.table)
+            res.seconds.append(seconds)
+            if metrics != (res.rows, res.bytes, res.files, res.partitions) or answer != (res.n, res.h):
+                run.unstable.append(sql)
     return time.perf_counter() - started
