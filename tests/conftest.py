@@ -74,6 +74,22 @@ def lineitem_table(spark, tpch_small) -> str:
     return "tpch.lineitem"
 
 
+# Fixtures that start a JVM (Spark, the standalone metastore, the Thrift Server). A test that
+# reaches one of them, directly or through another fixture, is marked ``spark`` (and ``servers``
+# for the standalone processes), so ``-m "not spark"`` runs only the pure tests, in seconds.
+JVM_FIXTURES = frozenset({"spark", "fresh_db", "lineitem_table", "metastore", "thrift_server"})
+SERVER_FIXTURES = frozenset({"metastore", "thrift_server"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & JVM_FIXTURES or item.get_closest_marker("servers"):
+            item.add_marker(pytest.mark.spark)
+        if used & SERVER_FIXTURES:
+            item.add_marker(pytest.mark.servers)
+
+
 def pytest_terminal_summary(terminalreporter):
     """The robustness figures (tests/figures.py): how many cases, faults and hostile inputs ran."""
     from figures import COUNTS
