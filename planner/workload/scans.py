@@ -14,8 +14,9 @@ conditions that may filter that scan *before* the join without changing the resu
 * A LEFT/SEMI/ANTI join's ON filters its own right side (``b`` gets ``<on1>``); a RIGHT join's ON
   filters the sources before it; FULL joins filter nothing.
 
-Predicates on derived tables are not pushed into them (conservative); their own WHERE is a scope
-of its own and is collected there.
+Predicates on derived tables are not pushed into them here; their own WHERE is a scope of its own
+and is collected there. The workload reader first pushes such filters into the derived table
+(``pushdown.py``); the rewriter does not, so it never prunes by a filter it cannot place.
 """
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             if not _wanted(name, only):
                 continue
             owner = _owner(scope, sources, src, name, schema, notes)
-            conds = [to_ir(c, owner, dialect) for c in _pushable(select, joins, pos)]
+            conds = [to_ir(c, owner, dialect) for c in pushable_conditions(select, joins, pos)]
             yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE,
                            _columns_read(select, scope, src, owner, single=len(sources) == 1), src, scope)
 
@@ -117,7 +118,7 @@ def _side(j: exp.Join) -> str:
     return (j.side or "").upper()
 
 
-def _pushable(select: exp.Select, joins: list[exp.Join], pos: int) -> list[exp.Expression]:
+def pushable_conditions(select: exp.Select, joins: list[exp.Join], pos: int) -> list[exp.Expression]:
     out: list[exp.Expression] = []
 
     def nullable(p: int, upto: int) -> bool:
