@@ -1,8 +1,10 @@
 """The second half of ``./dev run``: apply the advice, explain, and run queries before and after.
 
-Every figure printed is measured by Spark (its scan metrics: files, bytes, rows and partitions
-read) on the table before (the ``<t>__before_<stamp>`` copy that ``apply`` keeps) and after (the
-laid-out table, queried through ``planner.sql``); results must be identical.
+Every figure printed is measured by Spark (its scan metrics: partitions, files, bytes and rows
+read) on the table before (the ``<t>__before_<stamp>`` copy of the original table that ``apply``
+keeps) and after (the laid-out table, queried through ``planner.sql``); results must be identical.
+The partitions column is what Spark listed and read, out of all the table's partitions: the
+pruning itself, not only the row groups Parquet skipped inside the files it opened.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import SparkCatalogLayouts, sql as planner_sql
 from hive_integration.metrics import collect_scan_metrics, scans_kept
 from planner.cli.apply import read_layout
-from planner.rewrite import explain_query
+from planner.layout import CATCH_ALL, Layout
 from planner.workload.reader import read_workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,50 +71,65 @@ def measure(spark, run, runs: int = 3) -> dict:
             "partitions": sum(m.partitions or 0 for m in metrics), "seconds": statistics.median(times)}
 
 
-def apply_and_compare(spark, advice_dir: Path, table: str, workload_path: str) -> int:
-    layout = read_layout(advice_dir)
+def current_layout(spark, table: str) -> Layout | None:
     found = SparkCatalogLayouts(spark).lookup(*table.split("."))
-    if found is not None and found.layout == layout:
-        print(f"  {table} already has this layout: not re-applied")
-    else:
-        report = apply_layout(SparkRunner(spark), layout, progress=lambda m: print("  " + m, flush=True))
-        print("  " + report.text().replace("\n", "\n  "))
-    before = _backup(spark, table)
-    if before is None:
+    return None if found is None else found.layout
+
+
+def apply_and_compare(spark, advice_dir: Path | None, table: str, workload_path: str) -> int:
+    """Apply the advice in ``advice_dir`` (None: keep the layout the table has), then compare."""
+    db = table.split(".")[0]
+    if advice_dir is not None:
+        layout = read_layout(advice_dir)
+        previous = current_layout(spark, table)
+        if previous is not None and previous == layout:
+            print(f"  {table} already has this layout: not re-applied")
+        else:
+            # a re-layout drops the intermediate copy: the one "before" kept is the original table
+            report = apply_layout(SparkRunner(spark), layout, progress=lambda m: print("  " + m, flush=True),
+                                  drop_old=previous is not None)
+            print("  " + report.text().replace("\n", "\n  "))
+    layout = current_layout(spark, table)
+    before = _original(spark, table)
+    if layout is None or before is None:
         print("  (no copy of the table from before the layout is left: nothing to compare)")
         return 0
     queries = single_table_queries(workload_path, table)
-    spark.catalog.setCurrentDatabase(table.split(".")[0])
-    layouts = {table: layout}
-    print(f"\n  explain (estimated) and run (measured by Spark) {len(queries)} queries: before = {before}")
-    header = f"  {'query':<22}{'partitions':>12}{'rows read before':>18}{'after':>12}{'x less':>8}" \
-             f"{'s before':>10}{'s after':>9}  same result"
-    print(header)
+    spark.catalog.setCurrentDatabase(db)
+    total_parts = len({p.id for p in layout.partitions} | {CATCH_ALL})
+    print(f"\n  {len(queries)} queries run before (on {before}) and after (on the laid-out {table}), "
+          f"measured by Spark; the table has {total_parts} partitions")
+    print(f"  {'query':<22}{'partitions read':>16}{'rows read before':>18}{'after':>12}{'x less':>8}"
+          f"{'s before':>10}{'s after':>9}  same result")
     totals = [0, 0, 0.0, 0.0]
     mismatches = 0
-    for template, sql in queries:
-        (scan,) = explain_query(sql, layouts, current_db=table.split(".")[0]) or (None,)
-        old = measure(spark, lambda: spark.sql(with_table(sql, table, before)))
-        new = measure(spark, lambda: planner_sql(spark, sql, dialect="hive"))
-        same = old["result"] == new["result"]
-        mismatches += not same
-        parts = f"{len(scan.partitions_read)}/{scan.partitions_total}" if scan else "-"
-        print(f"  {template[:21]:<22}{parts:>12}{old['rows']:>18,}{new['rows']:>12,}"
-              f"{old['rows'] / max(new['rows'], 1):>8.1f}{old['seconds']:>10.2f}{new['seconds']:>9.2f}"
-              f"  {'yes' if same else 'NO'}")
-        totals = [totals[0] + old["rows"], totals[1] + new["rows"], totals[2] + old["seconds"],
-                  totals[3] + new["seconds"]]
-    print(f"  {'total':<22}{'':>12}{totals[0]:>18,}{totals[1]:>12,}{totals[0] / max(totals[1], 1):>8.1f}"
+    try:
+        for template, sql in queries:
+            old = measure(spark, lambda: spark.sql(with_table(sql, table, before)))
+            new = measure(spark, lambda: planner_sql(spark, sql, dialect="hive"))
+            same = old["result"] == new["result"]
+            mismatches += not same
+            print(f"  {template[:21]:<22}{new['partitions']:>9} of {total_parts:<4}{old['rows']:>18,}{new['rows']:>12,}"
+                  f"{old['rows'] / max(new['rows'], 1):>8.1f}{old['seconds']:>10.2f}{new['seconds']:>9.2f}"
+                  f"  {'yes' if same else 'NO'}")
+            totals = [totals[0] + old["rows"], totals[1] + new["rows"], totals[2] + old["seconds"],
+                      totals[3] + new["seconds"]]
+    finally:
+        spark.catalog.setCurrentDatabase("default")
+    print(f"  {'total':<22}{'':>16}{totals[0]:>18,}{totals[1]:>12,}{totals[0] / max(totals[1], 1):>8.1f}"
           f"{totals[2]:>10.2f}{totals[3]:>9.2f}")
-    spark.catalog.setCurrentDatabase("default")
     if mismatches:
         print(f"  {mismatches} queries returned different results: please report this as a bug")
         return 1
     return 0
 
 
-def _backup(spark, table: str) -> str | None:
+def _original(spark, table: str) -> str | None:
+    """The kept copy of the table as it was before any layout (the oldest unpartitioned backup)."""
     db, name = table.split(".")
     backups = sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN {db}").collect()
                      if r.tableName.startswith(f"{name}__before_"))
-    return f"{db}.{backups[-1]}" if backups else None
+    for b in backups:
+        if current_layout(spark, f"{db}.{b}") is None:
+            return f"{db}.{b}"
+    return None
