@@ -210,6 +210,7 @@ def build_spark_session(
 
     if quiet:
         _launch_quiet_gateway(settings)
+        _quiet_query_context_loggers()
     builder = SparkSession.builder.master("local[2]").appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
@@ -237,6 +238,18 @@ def _launch_quiet_gateway(settings: dict[str, str]) -> None:
                      name="jvm-stderr").start()
     SparkContext._gateway = gateway
     SparkContext._jvm = gateway.jvm
+
+
+def _quiet_query_context_loggers() -> None:
+    """PySpark logs every SQL error it raises to Python, as a JSON ERROR record on stderr, before
+    the caller can catch it (``SparkCatalogLayouts`` asks for tables that may not exist); the
+    planner reports the errors that matter itself, in one line."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _forward_stderr(pipe) -> None:

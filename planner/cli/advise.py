@@ -109,7 +109,7 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
 
     scans = sum(1 for q in first.queries for s in q.scans if s.table == table or s.table.split(".")[-1] == table)
     db, _, short = table.rpartition(".")
-    if not spark.catalog.tableExists(short, db or None):
+    if not spark.catalog.tableExists(table):
         return TableOutcome(table, scans, reason="not a table in the metastore (a view, a temporary or a "
                                                  "misspelled name?)")
     columns = table_schema(spark, table)

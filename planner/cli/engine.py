@@ -44,13 +44,19 @@ def workload_text(workload: str | None, eventlog: str | None, since, until, min_
 
 def check_metastore(uri: str) -> None:
     """Raise ``MetastoreError`` (one line) unless ``uri`` answers as a Hive metastore."""
+    import logging
+
     from hive_integration.metastore import MetastoreClient
 
+    log = logging.getLogger("thrift.transport.TSocket")  # it logs "Could not connect …" before raising
+    level, log.level = log.level, logging.CRITICAL
     try:
         with MetastoreClient(uri, timeout=15) as client:
             client.list_databases()
     except MetastoreError as e:
         raise MetastoreError(f"--metastore {uri}: {e}") from None
+    finally:
+        log.setLevel(level)
 
 
 def start_spark(state_dir: str | None, metastore: str | None, console: Console, *, verbose: bool = False):

@@ -28,6 +28,7 @@ from planner.errors import InputError, Location, WorkloadError
 from planner.rewrite import RewriteNote, ScanExplanation, explain_query, rewrite_query
 from planner.workload.parse import classify
 from planner.workload.reader import read_text
+from planner.workload.scans import base_tables
 from planner.workload.statements import split_statements
 
 
@@ -69,10 +70,21 @@ def _estimate(layout, read) -> tuple[int | None, int | None]:
     return sum(int(sizes.get(str(pid), 0)) for pid in read), sum(int(v) for v in sizes.values())
 
 
+def layouts_read(tree, source, current_db: str | None):
+    """The layouts (and columns) of the laid-out tables ``tree`` reads, keyed as the rewriter names
+    them (found from the tree already parsed: no second parse just to list the tables)."""
+    layouts, columns = {}, {}
+    for qualified, db, name in base_tables(tree, current_db):
+        found = source.lookup(db, name)
+        if found is not None:
+            layouts[qualified] = found.layout
+            if found.columns:
+                columns[qualified] = found.columns
+    return layouts, columns
+
+
 def process(path: str, source, *, dialect: str, database: str | None, on_error: str = "fail",
             explain: bool = True) -> list[StatementResult]:
-    from hive_integration.layouts import layouts_for
-
     text = read_text(path)
     current_db = database.lower() if database else None
     out: list[StatementResult] = []
@@ -92,10 +104,10 @@ def process(path: str, source, *, dialect: str, database: str | None, on_error: 
             continue
         if parsed.kind != "query" or not parsed.tokens:
             continue
-        start = parsed.tokens[0].start  # after EXPLAIN and its options: only the query is rewritten
+        start = parsed.tokens[0].start - stmt.start  # after EXPLAIN and its options: only the query is rewritten
         head, query = stmt.sql[:start], stmt.sql[start:]
         try:
-            layouts, columns = layouts_for(query, source, dialect=dialect, current_db=current_db)
+            layouts, columns = layouts_read(parsed.tree, source, current_db)
             if not layouts:
                 continue
             rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,

@@ -176,7 +176,7 @@ def _explained(stmt: Statement, explain: Token, dialect: str, path: str) -> list
     """The tokens of the statement after ``EXPLAIN`` and its options (the tokenizer keeps them as
     one raw string: tokenize that part again, at its place in the file)."""
     offset = explain.end + 1
-    rest = stmt.sql[offset:]
+    rest = stmt.sql[offset - stmt.start:]
     try:
         tokens = _tokenize(rest, dialect, line=explain.line, start=offset)
     except TokenError as e:
@@ -200,6 +200,9 @@ def _tokenize(text: str, dialect: str, *, line: int, start: int) -> list[Token]:
 def _hive_clauses(tokens: list[Token], stmt: Statement, dialect: str) -> list[Token]:
     """``PARTITION (…) IF NOT EXISTS`` and a view's ``PARTITIONED ON (…)`` dropped, ``MAP``/``REDUCE
     … USING`` as ``SELECT TRANSFORM(…) USING``, a window's ``(CLUSTER BY k`` as ``(PARTITION BY k``."""
+    if not any(t.token_type in _EDIT_TYPES or (t.token_type == TokenType.VAR and t.text.upper() in _EDIT_WORDS)
+               for t in tokens):
+        return tokens  # the common case: nothing to edit
     out: list[Token] = []
     i, n = 0, len(tokens)
     view = n > 1 and tokens[0].token_type == TokenType.CREATE and any(t.token_type == TokenType.VIEW for t in tokens[:6])
@@ -233,6 +236,10 @@ def _hive_clauses(tokens: list[Token], stmt: Statement, dialect: str) -> list[To
         out.append(t)
         i += 1
     return out
+
+
+_EDIT_TYPES = frozenset({TokenType.CLUSTER_BY, TokenType.MAP, TokenType.VIEW})
+_EDIT_WORDS = frozenset({"IF", "REDUCE", "MAP"})
 
 
 def _closing(tokens: list[Token], i: int) -> int | None:
@@ -298,7 +305,7 @@ def quiet_sqlglot():
 def _try_parse(tokens: list[Token], stmt: Statement, dialect: str) -> exp.Expression | None:
     try:
         with quiet_sqlglot():
-            trees = sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, stmt.sql)
+            trees = sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, stmt.source or stmt.sql)
     except (ParseError, TokenError, RecursionError):
         return None
     return trees[0] if len(trees) == 1 else None
@@ -310,7 +317,7 @@ def _parse(tokens: list[Token], stmt: Statement, dialect: str, path: str) -> exp
     attempt, error = tokens, None
     for _ in range(MAX_KEYWORD_RETRIES + 1):
         try:
-            trees = _parsed(attempt, stmt.sql, dialect)
+            trees = _parsed(attempt, stmt.source or stmt.sql, dialect)
         except (ParseError, TokenError) as e:
             error = error or e
             attempt = _keyword_as_name(attempt, e) if isinstance(e, ParseError) else None
@@ -381,7 +388,8 @@ def hive_only_tables(tokens: list[Token]) -> list[exp.Table] | None:
     i, n = 0, len(tokens)
     while i < n:
         t = tokens[i]
-        starts = t.token_type in (TokenType.FROM, TokenType.JOIN) or t.text.upper() == "PRESERVE" or (
+        starts = (t.token_type in (TokenType.FROM, TokenType.JOIN) and not (
+            i + 1 < n and tokens[i + 1].text.upper() == "UNIQUEJOIN")) or t.text.upper() == "PRESERVE" or (
             t.token_type == TokenType.ON and i > 0 and tokens[i - 1].token_type == TokenType.L_PAREN)
         i += 1
         while starts and i < n and tokens[i].token_type in (TokenType.VAR, TokenType.IDENTIFIER):
@@ -424,7 +432,7 @@ _OPERATORS = {"EQ": "=", "NEQ": "<>", "NullSafeEQ": "<=>", "GT": ">", "GTE": ">=
 _CLASS = re.compile(r"<class 'sqlglot\.[\w.]*\.(\w+)'>")
 _TOKEN = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+, col: \d+, start: \d+, end: \d+, "
                     r"comments: \[.*?\]>")
-_MISSING = re.compile(r"Required keyword: '(\w+)' missing for (\S+)")
+_MISSING = re.compile(r"Required keyword: '(\w+)' missing for (<class '[^']*'>|\S+)")
 
 
 def parse_error_text(e: Exception) -> str:

@@ -36,12 +36,17 @@ _NONDETERMINISTIC = frozenset({"rand", "random", "randn", "uuid", "shuffle", "mo
 
 def has_derived_sources(tree: exp.Expression) -> bool:
     """Whether some FROM/JOIN reads a subquery or a CTE (only then is there anything to push)."""
-    return tree.find(exp.Subquery, exp.CTE) is not None
+    if tree.find(exp.CTE) is not None:
+        return True
+    return any(isinstance(s.parent, (exp.From, exp.Join)) for s in tree.find_all(exp.Subquery))
 
 
-def push_into_derived(tree: exp.Expression, schema: Schema, current_db: str | None = None) -> exp.Expression:
-    """A copy of ``tree`` with each pushable outer filter also written into the derived table it filters."""
-    tree = tree.copy()
+def push_into_derived(tree: exp.Expression, schema: Schema, current_db: str | None = None, *,
+                      copy: bool = True) -> exp.Expression:
+    """``tree`` (a copy unless ``copy=False``) with each pushable outer filter also written into the
+    derived table it filters."""
+    if copy:
+        tree = tree.copy()
     scopes = traverse_scope(tree)
     uses = _cte_uses(tree)
     for scope in reversed(scopes):  # outer scopes first: what is pushed in is pushed further down later

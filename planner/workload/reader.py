@@ -183,8 +183,8 @@ class _Reader:
         try:
             if self.views:
                 tree = self.views.inline(tree, self.current_db)
-            if has_derived_sources(tree):
-                tree = push_into_derived(tree, self.schema, self.current_db)
+            if has_derived_sources(tree):  # the tree is this reader's own: changed in place
+                tree = push_into_derived(tree, self.schema, self.current_db, copy=False)
             scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns)
                           for s in iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
         except SchemaError as e:

@@ -59,7 +59,9 @@ class Schema:
         if table in self.tables:
             return self.tables[table]
         short = table.rsplit(".", 1)[-1]
-        matches = [v for k, v in self.tables.items() if k.rsplit(".", 1)[-1] == short and "." not in table]
+        if "." in table:  # db.t: a schema naming t without a database describes it too
+            return self.tables.get(short)
+        matches = [v for k, v in self.tables.items() if k.rsplit(".", 1)[-1] == short]
         return matches[0] if len(matches) == 1 else None
 
     def __bool__(self) -> bool:
@@ -84,6 +86,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             continue
         joins = select.args.get("joins") or []
         sources = [from_.this] + [j.this for j in joins]
+        named: set[tuple[str, str]] | None = None  # (column, qualifier) named in this SELECT, found once
         for pos, src in enumerate(sources):
             if not isinstance(src, exp.Table) or not isinstance(scope.sources.get(src.alias_or_name), exp.Table):
                 continue
@@ -92,11 +95,37 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
                 continue
             owner = _owner(scope, sources, src, name, schema, notes)
             conds = [to_ir(c, owner, dialect) for c in pushable_conditions(select, joins, pos)]
+            if named is None:
+                named = _named_columns(select, scope)
             yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE,
-                           _columns_read(select, scope, src, owner, single=len(sources) == 1), src, scope)
+                           _columns_read(select, src, owner, named, single=len(sources) == 1), src, scope)
 
 
-def _columns_read(select: exp.Select, scope: Scope, me: exp.Table, owner, single: bool) -> frozenset[str] | None:
+def base_tables(tree: exp.Expression, current_db: str | None = None) -> list[tuple[str, str, str]]:
+    """``(qualified name, database, table)`` of every base table ``tree`` reads, in order, once each
+    (what ``iter_scans`` would visit, without working out any predicate: cheap)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for scope in traverse_scope(tree):
+        for src in scope.sources.values():
+            if isinstance(src, exp.Table) and src.name:
+                name = table_name(src, current_db)
+                db = src.args.get("db")
+                out.setdefault(name, (name, db.name if db is not None else (current_db or "default"), src.name))
+    return list(out.values())
+
+
+def _named_columns(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
+    """(column, qualifier) of the columns this SELECT names itself (correlated subqueries' columns
+    are resolved in their own scope)."""
+    out = set()
+    for c in scope.columns:
+        if not isinstance(c.this, exp.Star) and c.find_ancestor(exp.Select) is select:
+            out.add((c.name.lower(), c.table.lower() if c.table else ""))
+    return out
+
+
+def _columns_read(select: exp.Select, me: exp.Table, owner, named: set[tuple[str, str]],
+                  single: bool) -> frozenset[str] | None:
     alias = me.alias_or_name.lower()
     for star in select.expressions:
         if isinstance(star, exp.Star) and single:
@@ -104,14 +133,7 @@ def _columns_read(select: exp.Select, scope: Scope, me: exp.Table, owner, single
         if isinstance(star, exp.Star) or (isinstance(star, exp.Column) and isinstance(star.this, exp.Star)
                                           and (not star.table or star.table.lower() == alias)):
             return None
-    out = set()
-    for c in scope.columns:
-        if isinstance(c.this, exp.Star) or c.find_ancestor(exp.Select) is not select:
-            continue  # columns of correlated subqueries are resolved in their own scope
-        name = owner(c)
-        if name is not None:
-            out.add(name)
-    return frozenset(out)
+    return frozenset(n for n in (owner.of(col, qual) for col, qual in named) if n is not None)
 
 
 def _side(j: exp.Join) -> str:
@@ -148,24 +170,27 @@ def pushable_conditions(select: exp.Select, joins: list[exp.Join], pos: int) -> 
     return out
 
 
+def _source_columns(scope: Scope, src, schema: Schema) -> frozenset[str] | None:
+    """The columns a FROM/JOIN source is known to have (None: unknown)."""
+    if isinstance(src, exp.Table) and isinstance(scope.sources.get(src.alias_or_name), exp.Table):
+        cols = schema.columns(table_name(src, None)) or schema.columns(src.name.lower())
+        return None if cols is None else frozenset(cols)
+    inner = scope.sources.get(src.alias_or_name)
+    if isinstance(inner, Scope) and isinstance(inner.expression, (exp.Select, exp.SetOperation)):
+        return frozenset(n.lower() for n in inner.expression.named_selects)
+    return None
+
+
 def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, notes: list[str]):
+    """``owner(column)``: the column's name if it belongs to ``me``, else None (memoised by name)."""
     alias = me.alias_or_name.lower()
     my_cols = schema.columns(my_table)
-    others = [s for s in sources if s is not me]
+    others = [_source_columns(scope, s, schema) for s in sources if s is not me] if schema or len(sources) > 1 else []
+    memo: dict[tuple[str, str], str | None] = {}
 
-    def source_has(src, col: str) -> bool | None:
-        if isinstance(src, exp.Table) and isinstance(scope.sources.get(src.alias_or_name), exp.Table):
-            cols = schema.columns(table_name(src, None)) or schema.columns(src.name.lower())
-            return None if cols is None else col in cols
-        inner = scope.sources.get(src.alias_or_name)
-        if isinstance(inner, Scope) and isinstance(inner.expression, (exp.Select, exp.SetOperation)):
-            return col in {n.lower() for n in inner.expression.named_selects}
-        return None
-
-    def owner(c: exp.Column) -> str | None:
-        col = c.name.lower()
-        if c.table:
-            if c.table.lower() != alias:
+    def decide(col: str, qualifier: str) -> str | None:
+        if qualifier:
+            if qualifier != alias:
                 return None
             if my_cols is not None and col not in my_cols:
                 raise SchemaError(f"table {my_table} has no column {col}")
@@ -178,14 +203,23 @@ def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, 
             return None
         if not others:
             return col  # the only table in scope, no schema: assume it is ours
-        claims = [source_has(s, col) for s in others]
-        if any(claims):
+        if any(cols is not None and col in cols for cols in others):
             return None
-        if all(c is False for c in claims):
+        if all(cols is not None for cols in others):
             return col
         notes.append(f"column {col} could belong to several tables; give a schema to resolve it")
         return None
 
+    def of(col: str, qualifier: str) -> str | None:
+        key = (col, qualifier)
+        if key not in memo:
+            memo[key] = decide(col, qualifier)
+        return memo[key]
+
+    def owner(c: exp.Column) -> str | None:
+        return of(c.name.lower(), c.table.lower() if c.table else "")
+
+    owner.of = of
     return owner
 
 

@@ -14,6 +14,7 @@ tokenized, so lines and offsets stay those of the file.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -30,9 +31,10 @@ class Statement:
     line: int
     sql: str
     comments: tuple[str, ...] = field(default=())
-    tokens: tuple = field(default=(), repr=False, compare=False)  # tokenized once; offsets into ``sql``
+    tokens: tuple = field(default=(), repr=False, compare=False)  # tokenized once; offsets into ``source``
     command: str | None = None  # a Hive CLI command (never parsed as SQL): "SET", "DFS", "ADD", "!shell", …
-    start: int = field(default=0, compare=False)  # offset of the first character in the file's text
+    start: int = field(default=0, compare=False)  # offset of the first character in ``source``
+    source: str = field(default="", repr=False, compare=False)  # the whole file's text
 
 
 # First word of a statement -> the label it is counted under. ``delete`` is a CLI command only
@@ -65,7 +67,7 @@ def split_statements(text: str, path: str, dialect: str = "hive") -> Iterator[St
     merged = sorted([s for s in sql if s.start < stop] +
                     [_command(text, s, e, label) for s, e, label in commands if s < stop], key=lambda s: s.start)
     for number, stmt in enumerate(merged, 1):
-        yield Statement(number, stmt.line, stmt.sql, stmt.comments, stmt.tokens, stmt.command, stmt.start)
+        yield Statement(number, stmt.line, stmt.sql, stmt.comments, stmt.tokens, stmt.command, stmt.start, text)
     if error is not None:
         raise WorkloadError(error.reason, Location(path, len(merged) + 1, error.location.line)) from None
 
@@ -103,12 +105,8 @@ def _sql_statements(text: str, tokens: list) -> Iterator[Statement]:
         if tok is None or tok.token_type == TokenType.SEMICOLON:
             if start is not None:
                 first, last = tokens[start], tokens[i - 1]
-                begin, mine = first.start, tokens[start:i]
-                for t in mine:  # offsets into the statement's own text (what the parser quotes in errors)
-                    t.start -= begin
-                    t.end -= begin
-                yield Statement(0, first.line, text[begin:last.end + 1 + begin], tuple(comments), tuple(mine),
-                                start=begin)
+                yield Statement(0, first.line, text[first.start:last.end + 1], tuple(comments),
+                                tuple(tokens[start:i]), start=first.start, source=text)
             start, comments = None, []
             continue
         if start is None:
@@ -116,44 +114,43 @@ def _sql_statements(text: str, tokens: list) -> Iterator[Statement]:
             comments = list(tok.comments or [])
 
 
+# One match per string, quoted name, comment or ``;``: the scan moves in C, not character by character.
+_SPECIAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`]|``)*`|--[^\n]*|/\*.*?\*/|;", re.S)
+
+
 def _next_semicolon(text: str, pos: int) -> int:
-    """Offset of the next ``;`` outside strings, quoted names and comments (or the text's end)."""
-    n = len(text)
-    while pos < n:
-        c = text[pos]
-        if c in "'\"`":
-            pos = _skip_quoted(text, pos)
-            continue
-        if c == "-" and text.startswith("--", pos):
-            nl = text.find("\n", pos)
-            pos = n if nl < 0 else nl + 1
-            continue
-        if c == "/" and text.startswith("/*", pos):
-            close = text.find("*/", pos + 2)
-            pos = n if close < 0 else close + 2
-            continue
-        if c == ";":
-            return pos
-        pos += 1
-    return n
+    """Offset of the next ``;`` outside strings, quoted names and comments (or the text's end).
+    An unterminated string or comment is left to the tokenizer to report."""
+    while True:
+        m = _SPECIAL.search(text, pos)
+        if m is None:
+            return len(text)
+        if m.group() == ";":
+            return m.start()
+        pos = m.end()
+
+
+_QUOTE_END = {"'": re.compile(r"[\\']"), '"': re.compile(r'[\\"]'), "`": re.compile(r"`")}
 
 
 def _skip_quoted(text: str, pos: int) -> int:
     """The offset after the quoted string or name starting at ``pos`` (backslash escapes in strings,
     a doubled backquote in names), or the text's end when it is not closed."""
     quote, n = text[pos], len(text)
+    end = _QUOTE_END[quote]
     pos += 1
     while pos < n:
-        c = text[pos]
-        if c == "\\" and quote != "`":
+        m = end.search(text, pos)
+        if m is None:
+            return n
+        pos = m.start()
+        if text[pos] == "\\":
             pos += 2
             continue
-        if c == quote:
-            if quote == "`" and text.startswith("``", pos):
-                pos += 2
-                continue
-            return pos + 1
-        pos += 1
+        if quote == "`" and text.startswith("``", pos):
+            pos += 2
+            continue
+        return pos + 1
     return n
 
 
