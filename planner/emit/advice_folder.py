@@ -105,11 +105,13 @@ def _region_text(region, layout: Layout, advice) -> str:
     for attr, vs in region:
         text = f"{attr} IN {vs}"
         values = _sample_values(attr, vs, advice) if vs.kind is Kind.STRING and vs.point_values() is None else None
-        if values is not None:
+        if values:
             shown = ", ".join(render(v) for v in values[:MAX_VALUES_SHOWN])
             more = f" and {len(values) - MAX_VALUES_SHOWN} more" if len(values) > MAX_VALUES_SHOWN else ""
-            text = f"{attr} in ({shown}{more})" + (" or NULL" if vs.null else "") + f" [range {vs}]" \
-                if values else f"{text} (no value of the sample falls in it)"
+            text = f"{attr} one of {shown}{more}" + (", or NULL" if vs.null else "") + \
+                f" (the values the sample holds in the range {vs})"
+        elif values is not None:
+            text = f"{text} (the sample holds no value in it)"
         parts.append(text)
     return " AND ".join(parts)
 
