@@ -32,13 +32,14 @@ def workload_text(workload: str | None, eventlog: str | None, since, until, min_
     summary = EventLogSummary()
     text = eventlog_text(read_executions(eventlog, summary), since=since, until=until, min_count=min_count,
                          dialect=dialect, summary=summary)
-    sources = ", ".join(f"{n} {k}" for k, n in sorted(summary.by_source.items())) or "none"
+    if not text.strip():
+        raise WorkloadError(f"no statements left in the event logs ({summary.executions} read, "
+                            f"{summary.outside_window} outside --since/--until, {summary.below_min_count} of shapes "
+                            f"run fewer than --min-count {min_count} times)", Location(eventlog))
+    sources = ", ".join(f"{n} {k}" for k, n in sorted(summary.by_source.items()))
     console.say(f"event logs in {eventlog}: {summary.files} files, {summary.executions} statements ({sources}); "
                 f"{summary.outside_window} outside the time window, {summary.below_min_count} of shapes run fewer "
                 f"than {min_count} times")
-    if not text.strip():
-        raise WorkloadError("no statements left in the event logs (check --since/--until/--min-count)",
-                            Location(eventlog))
     return text, f"eventlog:{eventlog}"
 
 
@@ -61,10 +62,10 @@ def check_metastore(uri: str) -> None:
 
 def start_spark(state_dir: str | None, metastore: str | None, console: Console, *, verbose: bool = False):
     """The command's Spark session (started once; quiet unless ``--verbose``) and its state dir."""
+    if metastore:
+        check_metastore(metastore)  # before pyspark is even imported
     from hive_integration.session import build_spark_session, default_state_dir
 
-    if metastore:
-        check_metastore(metastore)
     state = Path(state_dir).resolve() if state_dir else default_state_dir()
     console.say("starting Spark …")
     return build_spark_session(state, metastore_uri=metastore, quiet=not verbose), state
