@@ -200,8 +200,9 @@ def _tokenize(text: str, dialect: str, *, line: int, start: int) -> list[Token]:
 def _hive_clauses(tokens: list[Token], stmt: Statement, dialect: str) -> list[Token]:
     """``PARTITION (…) IF NOT EXISTS`` and a view's ``PARTITIONED ON (…)`` dropped, ``MAP``/``REDUCE
     … USING`` as ``SELECT TRANSFORM(…) USING``, a window's ``(CLUSTER BY k`` as ``(PARTITION BY k``."""
-    if not any(t.token_type in _EDIT_TYPES or (t.token_type == TokenType.VAR and t.text.upper() in _EDIT_WORDS)
-               for t in tokens):
+    if not _EDIT_HINT.search(stmt.sql) or not any(
+            t.token_type in _EDIT_TYPES or (t.token_type == TokenType.VAR and t.text.upper() in _EDIT_WORDS)
+            for t in tokens):
         return tokens  # the common case: nothing to edit
     out: list[Token] = []
     i, n = 0, len(tokens)
@@ -240,6 +241,7 @@ def _hive_clauses(tokens: list[Token], stmt: Statement, dialect: str) -> list[To
 
 _EDIT_TYPES = frozenset({TokenType.CLUSTER_BY, TokenType.MAP, TokenType.VIEW})
 _EDIT_WORDS = frozenset({"IF", "REDUCE", "MAP"})
+_EDIT_HINT = re.compile(r"\b(?:if|reduce|map|cluster|view)\b", re.I)  # a cheap test on the text first
 
 
 def _closing(tokens: list[Token], i: int) -> int | None:
@@ -294,6 +296,8 @@ _QUIET = _NoCommandFallbackWarning()
 
 @contextmanager
 def quiet_sqlglot():
+    """sqlglot's logger without the Command fallback warning (for callers parsing on their own;
+    this module's parsers are quiet already: the filter is installed once, at import)."""
     log = logging.getLogger("sqlglot")
     log.addFilter(_QUIET)
     try:
@@ -302,10 +306,23 @@ def quiet_sqlglot():
         log.removeFilter(_QUIET)
 
 
+if not any(isinstance(f, _NoCommandFallbackWarning) for f in logging.getLogger("sqlglot").filters):
+    logging.getLogger("sqlglot").addFilter(_NoCommandFallbackWarning())
+
+_PARSERS: dict[tuple[str, object], object] = {}
+
+
+def _parser(dialect: str, level):
+    """One parser per dialect and error level, reused (``parse`` resets its state on every call)."""
+    key = (dialect, level)
+    if key not in _PARSERS:
+        _PARSERS[key] = sqlglot.Dialect.get_or_raise(dialect).parser(error_level=level)
+    return _PARSERS[key]
+
+
 def _try_parse(tokens: list[Token], stmt: Statement, dialect: str) -> exp.Expression | None:
     try:
-        with quiet_sqlglot():
-            trees = sqlglot.Dialect.get_or_raise(dialect).parser().parse(tokens, stmt.source or stmt.sql)
+        trees = _parser(dialect, ErrorLevel.IMMEDIATE).parse(tokens, stmt.source or stmt.sql)
     except (ParseError, TokenError, RecursionError):
         return None
     return trees[0] if len(trees) == 1 else None
@@ -343,14 +360,12 @@ def _parsed(tokens: list[Token], sql: str, dialect: str) -> list:
     (Hive's ``last_value(x, false)``) is not a syntax error, so only such errors are let through."""
     if not tokens:
         return [None]
-    d = sqlglot.Dialect.get_or_raise(dialect)
-    with quiet_sqlglot():
-        try:
-            return d.parser(error_level=ErrorLevel.RAISE).parse(tokens, sql)
-        except ParseError as e:
-            if not all("number of provided arguments" in (x.get("description") or "") for x in e.errors):
-                raise
-            return d.parser(error_level=ErrorLevel.IGNORE).parse(tokens, sql)
+    try:
+        return _parser(dialect, ErrorLevel.RAISE).parse(tokens, sql)
+    except ParseError as e:
+        if not all("number of provided arguments" in (x.get("description") or "") for x in e.errors):
+            raise
+        return _parser(dialect, ErrorLevel.IGNORE).parse(tokens, sql)
 _NAME_TYPES = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.NUMBER})
 
 

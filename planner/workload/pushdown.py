@@ -36,9 +36,8 @@ _NONDETERMINISTIC = frozenset({"rand", "random", "randn", "uuid", "shuffle", "mo
 
 def has_derived_sources(tree: exp.Expression) -> bool:
     """Whether some FROM/JOIN reads a subquery or a CTE (only then is there anything to push)."""
-    if tree.find(exp.CTE) is not None:
-        return True
-    return any(isinstance(s.parent, (exp.From, exp.Join)) for s in tree.find_all(exp.Subquery))
+    return any(isinstance(n, exp.CTE) or isinstance(n.parent, (exp.From, exp.Join))
+               for n in tree.find_all(exp.CTE, exp.Subquery))
 
 
 def push_into_derived(tree: exp.Expression, schema: Schema, current_db: str | None = None, *,

@@ -86,7 +86,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             continue
         joins = select.args.get("joins") or []
         sources = [from_.this] + [j.this for j in joins]
-        named: set[tuple[str, str]] | None = None  # (column, qualifier) named in this SELECT, found once
+        named: list = []  # (column, qualifier) named in this SELECT, found once and only if needed
         for pos, src in enumerate(sources):
             if not isinstance(src, exp.Table) or not isinstance(scope.sources.get(src.alias_or_name), exp.Table):
                 continue
@@ -95,10 +95,14 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
                 continue
             owner = _owner(scope, sources, src, name, schema, notes)
             conds = [to_ir(c, owner, dialect) for c in pushable_conditions(select, joins, pos)]
-            if named is None:
-                named = _named_columns(select, scope)
+
+            def columns_named(select=select, scope=scope, named=named) -> set[tuple[str, str]]:
+                if not named:
+                    named.append(_named_columns(select, scope))
+                return named[0]
+
             yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE,
-                           _columns_read(select, src, owner, named, single=len(sources) == 1), src, scope)
+                           _columns_read(select, src, owner, columns_named, single=len(sources) == 1), src, scope)
 
 
 def base_tables(tree: exp.Expression, current_db: str | None = None) -> list[tuple[str, str, str]]:
@@ -115,17 +119,22 @@ def base_tables(tree: exp.Expression, current_db: str | None = None) -> list[tup
 
 
 def _named_columns(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
-    """(column, qualifier) of the columns this SELECT names itself (correlated subqueries' columns
-    are resolved in their own scope)."""
+    """(column, qualifier) of the columns this SELECT names itself: nested SELECTs are their own
+    scopes, and ``ORDER BY total`` names a projection, not a column. One walk down the tree
+    (``scope.columns`` walks up from every column: quadratic on a 10,000-term OR)."""
+    aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
     out = set()
-    for c in scope.columns:
-        if not isinstance(c.this, exp.Star) and c.find_ancestor(exp.Select) is select:
-            out.add((c.name.lower(), c.table.lower() if c.table else ""))
+    for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Query, exp.Subquery))):
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
+            if qualifier or name not in aliases:
+                out.add((name, qualifier))
     return out
 
 
-def _columns_read(select: exp.Select, me: exp.Table, owner, named: set[tuple[str, str]],
-                  single: bool) -> frozenset[str] | None:
+def _columns_read(select: exp.Select, me: exp.Table, owner, named, single: bool) -> frozenset[str] | None:
+    """The columns of ``me`` the SELECT reads (None: all of them); ``named()`` lists the SELECT's
+    columns (worked out only when no ``*`` makes the answer "all")."""
     alias = me.alias_or_name.lower()
     for star in select.expressions:
         if isinstance(star, exp.Star) and single:
@@ -133,7 +142,7 @@ def _columns_read(select: exp.Select, me: exp.Table, owner, named: set[tuple[str
         if isinstance(star, exp.Star) or (isinstance(star, exp.Column) and isinstance(star.this, exp.Star)
                                           and (not star.table or star.table.lower() == alias)):
             return None
-    return frozenset(n for n in (owner.of(col, qual) for col, qual in named) if n is not None)
+    return frozenset(n for n in (owner.of(col, qual) for col, qual in named()) if n is not None)
 
 
 def _side(j: exp.Join) -> str:

@@ -232,9 +232,6 @@ def template_name(comments: tuple[str, ...], tokens) -> str:
         c = c.strip()
         if c:
             return c.split("\n")[-1].strip()[:60]
-    h = hashlib.sha1()
-    for t in tokens:
-        text = "?" if t.token_type in _LITERAL_TOKENS else (
-            t.text if t.token_type == TokenType.IDENTIFIER else t.text.lower())
-        h.update(f"{t.token_type.name}\x1f{text}\x1e".encode("utf-8", "surrogatepass"))
-    return "T" + h.hexdigest()[:8]
+    shape = "\x1e".join(f"{t.token_type.name}\x1f" + ("?" if t.token_type in _LITERAL_TOKENS else (
+        t.text if t.token_type == TokenType.IDENTIFIER else t.text.lower())) for t in tokens)
+    return "T" + hashlib.sha1((shape + "\x1e").encode("utf-8", "surrogatepass")).hexdigest()[:8]
