@@ -121,16 +121,24 @@ def test_dev_resolves_paths_where_the_caller_stands(tmp_path):
     (["analyze", "--from-eventlog", "."], 2, "no statements left in the event logs"),
     (["apply", "."], 2, "layout.json: cannot read the layout"),
 ])
-def test_usage_and_input_errors_exit_2_in_one_line(tmp_path, args, code, needle):
+def test_usage_and_input_errors_exit_2_in_one_line(tmp_path, args, code, needle, monkeypatch):
     (tmp_path / "q.sql").write_text("select * from t;\n")
-    proc = run(*args, cwd=tmp_path)
-    assert proc.returncode == code, proc.stderr
-    assert proc.stderr.startswith("error: ") and needle in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == code, result.output
+    assert result.stderr.startswith("error: ") and needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_a_usage_error_in_a_fresh_process_is_one_line_too(tmp_path):
+    proc = run("rewrite", "nope.sql", "--layout", ".", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "error: Invalid value for 'QUERIES': File 'nope.sql' does not exist. " \
+                          "(see 'planner rewrite --help')\n"
 
 
 @pytest.mark.parametrize("command", ["advise", "rewrite", "explain", "apply", "append"])
-def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, command):
+def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, command, monkeypatch):
     from hive_integration.servers import free_port
 
     (tmp_path / "q.sql").write_text("select * from t where a = 1;\n")
@@ -138,12 +146,17 @@ def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, co
     uri = f"thrift://127.0.0.1:{free_port()}"
     args = {"advise": ["q.sql", "--table", "t"], "rewrite": ["q.sql"], "explain": ["q.sql"], "apply": ["advice"],
             "append": ["b", "--into", "t"]}[command]
-    proc = run(command, *args, "--metastore", uri, cwd=tmp_path, importtime=True)
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    errors = [line for line in proc.stderr.splitlines() if not line.startswith("import time:")]
-    assert errors == [f"error: --metastore {uri}: cannot connect to metastore {uri[9:]}: "
-                      f"Could not connect to any of [('127.0.0.1', {uri.rsplit(':', 1)[1]})]"]
-    assert "pyspark" not in imported(proc.stderr)
+    expected = (f"error: --metastore {uri}: cannot connect to metastore {uri[9:]}: "
+                f"Could not connect to any of [('127.0.0.1', {uri.rsplit(':', 1)[1]})]")
+    if command == "advise":  # a fresh process: the import trace shows no JVM was on its way
+        proc = run(command, *args, "--metastore", uri, cwd=tmp_path, importtime=True)
+        assert proc.returncode == 1, proc.stderr[-2000:]
+        assert [line for line in proc.stderr.splitlines() if not line.startswith("import time:")] == [expected]
+        assert "pyspark" not in imported(proc.stderr)
+        return
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [command, *args, "--metastore", uri])
+    assert result.exit_code == 1 and result.stderr.splitlines() == [expected], result.output
 
 
 def test_spark_and_thrift_failures_are_one_line():
