@@ -77,7 +77,7 @@ def read_corpus(files: list[Path], root: Path) -> dict:
     lost: list[str] = []
     notes: Counter = Counter()
     started = time.perf_counter()
-    for path in files:
+    for path in _progress(files, "reading the corpus"):
         text = path.read_text(encoding="utf-8", errors="replace")
         try:
             stmts = list(split_statements(text, str(path)))
@@ -117,6 +117,15 @@ def read_corpus(files: list[Path], root: Path) -> dict:
     figures["read seconds"] = round(time.perf_counter() - started, 2)
     return {"figures": dict(figures), "skipped": dict(skipped.most_common()), "failures": failures,
             "lost": lost, "notes": dict(notes.most_common())}
+
+
+def _progress(items: list, label: str):
+    """``items``, with a rich progress bar on a terminal (plain otherwise)."""
+    if not sys.stderr.isatty():
+        return items
+    from rich.progress import track
+
+    return track(items, description=label, transient=True)
 
 
 def _note_kind(note: str) -> str:

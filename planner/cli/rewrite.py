@@ -70,21 +70,10 @@ def _estimate(layout, read) -> tuple[int | None, int | None]:
     return sum(int(sizes.get(str(pid), 0)) for pid in read), sum(int(v) for v in sizes.values())
 
 
-def layouts_read(tree, source, current_db: str | None):
-    """The layouts (and columns) of the laid-out tables ``tree`` reads, keyed as the rewriter names
-    them (found from the tree already parsed: no second parse just to list the tables)."""
-    layouts, columns = {}, {}
-    for qualified, db, name in base_tables(tree, current_db):
-        found = source.lookup(db, name)
-        if found is not None:
-            layouts[qualified] = found.layout
-            if found.columns:
-                columns[qualified] = found.columns
-    return layouts, columns
-
-
 def process(path: str, source, *, dialect: str, database: str | None, on_error: str = "fail",
             explain: bool = True) -> list[StatementResult]:
+    from hive_integration.layouts import layouts_of
+
     text = read_text(path)
     current_db = database.lower() if database else None
     out: list[StatementResult] = []
@@ -107,7 +96,8 @@ def process(path: str, source, *, dialect: str, database: str | None, on_error: 
         start = parsed.tokens[0].start - stmt.start  # after EXPLAIN and its options: only the query is rewritten
         head, query = stmt.sql[:start], stmt.sql[start:]
         try:
-            layouts, columns = layouts_read(parsed.tree, source, current_db)
+            # the tables are listed from the tree already parsed: no second parse just for them
+            layouts, columns = layouts_of(base_tables(parsed.tree, current_db), source)
             if not layouts:
                 continue
             rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,
