@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -99,6 +98,3 @@ def _rich_console(stream):
 
     return RichConsole(file=stream, stderr=stream is sys.stderr)
 
-
-def timed(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 120 else time.strftime("%M:%S", time.gmtime(seconds))
