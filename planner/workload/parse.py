@@ -124,9 +124,9 @@ def _what(tree: exp.Expression, tokens: tuple, explained: bool, first: str, wher
         return Parsed("query", multi_insert_select(tree), tokens=tokens, explained=explained)
     if isinstance(tree, (exp.Update, exp.Delete)) and isinstance(tree.this, exp.Table):
         select = exp.select("*").from_(tree.this.copy())
-        where = tree.args.get("where")
-        if where is not None:
-            select.set("where", where.copy())
+        condition = tree.args.get("where")
+        if condition is not None:
+            select.set("where", condition.copy())
         return Parsed("query", select, tokens=tokens, explained=explained)
     if isinstance(tree, exp.Command):
         if not any(t.token_type == TokenType.SELECT for t in tokens):
