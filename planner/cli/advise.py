@@ -78,20 +78,24 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
     text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
     first = parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
     explicit = [t.lower() for t in tables]
-    targets = explicit or first.tables()
-    if not targets:
+    if not (explicit or first.tables()):
         raise InputError(f"{name}: no query reads a table")
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
                         partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
                         aggregation_factor=aggregation_factor)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    from hive_integration.views import spark_view_lookup
+
+    views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables
+    first = parse_workload(text, name, dialect=dialect, on_error=on_error, views=views)
+    targets = explicit or first.tables()
     single = len(explicit) == 1
     outcomes = []
     for table in targets:
         folder = Path(out_dir) if single else Path(out_dir) / table
         outcomes.append(_advise_table(spark, state, table, text, name, first, folder, params, sample_rows,
-                                      dialect, on_error, console, min_gain=None if explicit else min_gain))
+                                      dialect, on_error, console, views, min_gain=None if explicit else min_gain))
     outcomes.sort(key=lambda o: (o.folder is None, -(o.gain or 0.0), o.table))
     if explicit and not any(o.folder for o in outcomes):
         raise InputError("; ".join(f"{o.table}: {o.reason}" for o in outcomes))
@@ -99,7 +103,7 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
 
 
 def _advise_table(spark, state: Path, table: str, text: str, name: str, first, folder: Path, params: CostParams,
-                  sample_rows: int, dialect: str, on_error: str, console: Console,
+                  sample_rows: int, dialect: str, on_error: str, console: Console, views,
                   min_gain: float | None) -> TableOutcome:
     from hive_integration.layouts import SparkCatalogLayouts
     from hive_integration.statistics import gather_stats, table_schema
@@ -110,14 +114,16 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
     scans = sum(1 for q in first.queries for s in q.scans if s.table == table or s.table.split(".")[-1] == table)
     db, _, short = table.rpartition(".")
     if not spark.catalog.tableExists(table):
-        return TableOutcome(table, scans, reason="not a table in the metastore (a view, a temporary or a "
-                                                 "misspelled name?)")
+        return TableOutcome(table, scans, reason="not a table in the metastore (a temporary or a misspelled "
+                                                 "name?)")
+    if views(db or "default", short) is not None:
+        return TableOutcome(table, scans, reason="a view: the tables it reads are advised instead")
     columns = table_schema(spark, table)
     current = SparkCatalogLayouts(spark).lookup(db or "default", short)
     if current is not None:  # re-advising a table this planner laid out: its partition column is ours
         columns.pop(current.layout.partition_column.lower(), None)
     wl = parse_workload(text, name, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
-                        database=db or None, tables=[table])
+                        database=db or None, tables=[table], views=views)
     names = {s.table for q in wl.queries for s in q.scans}
     target = table if table in names else next((n for n in names if n.split(".")[-1] == short), None)
     if target is None:

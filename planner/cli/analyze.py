@@ -11,8 +11,8 @@ import click
 
 from planner.analysis import TableAnalysis, analyze
 from planner.cli.console import Console
-from planner.cli.engine import workload_text
-from planner.cli.options import eventlog_options, workload_options
+from planner.cli.engine import check_metastore, workload_text
+from planner.cli.options import eventlog_options, metastore_uri, workload_options
 from planner.cnf.normalize import DEFAULT_BUDGET
 from planner.errors import InputError
 from planner.workload import Schema, Workload, parse_workload
@@ -36,14 +36,24 @@ def load_schema(path: str | None, dialect: str) -> Schema:
 @click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False),
               help="A file of CREATE TABLE statements; resolves columns and checks names and types.")
 @click.option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True, help="CNF size budget (clauses).")
+@click.option("--metastore", metavar="thrift://HOST:PORT", callback=metastore_uri,
+              help="Follow the views this Hive Metastore defines (over thrift: no Spark).")
 @workload_options
-def analyze_cmd(workload, eventlog, since, until, min_count, tables, schema_path, budget, dialect, on_error, fmt):
+def analyze_cmd(workload, eventlog, since, until, min_count, tables, schema_path, budget, metastore, dialect,
+                on_error, fmt):
     """Show each column's filters and CPS candidate conditions.
 
     WORKLOAD is a file of HiveQL statements (or give --from-eventlog DIR)."""
     schema = load_schema(schema_path, dialect)
     text, name = workload_text(workload, eventlog, since, until, min_count, dialect, Console(fmt))
-    wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error)
+    if metastore:
+        from hive_integration.metastore import MetastoreClient
+
+        check_metastore(metastore)
+        with MetastoreClient(metastore) as client:
+            wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error, views=client.view_text)
+    else:
+        wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error)
     names = [t.lower() for t in tables] or wl.tables()
     unknown = [t for t in names if t not in wl.tables()]
     if unknown:

@@ -40,7 +40,7 @@ def workload_options(fn):
     return dialect_option(on_error_option(format_option(fn)))
 
 
-def _metastore_uri(ctx, param, value):
+def metastore_uri(ctx, param, value):
     if value is None:
         return None
     parsed = urlparse(value)
@@ -56,7 +56,7 @@ def _metastore_uri(ctx, param, value):
 
 
 def metastore_options(fn):
-    fn = click.option("--metastore", metavar="thrift://HOST:PORT", callback=_metastore_uri,
+    fn = click.option("--metastore", metavar="thrift://HOST:PORT", callback=metastore_uri,
                       help="A standalone Hive Metastore (default: the embedded one in --state-dir).")(fn)
     fn = click.option("--state-dir", type=click.Path(file_okay=False), default=None,
                       help="Where the embedded metastore, warehouse and caches live (default: the checkout's "
