@@ -50,7 +50,8 @@ def _run(args) -> int:
     print(f"[1/4] generating TPC-H lineitem at scale {args.scale:g} …", flush=True)
     data = generate_lineitem(args.scale, state / "data")
     spark = build_spark_session(state)
-    spark.sql("CREATE DATABASE IF NOT EXISTS tpch")
+    if not spark.catalog.databaseExists("tpch"):
+        spark.sql("CREATE DATABASE tpch")
     _load(spark, data, args.scale)
     layout = current_layout(spark, TABLE)
     if layout is not None and not args.relayout:

@@ -61,6 +61,13 @@ logger.sparkconf.level = error
 # the session already has them (spark.hadoop.*), so the warning only looks like a failure.
 logger.setcommand.name = org.apache.spark.sql.execution.command.SetCommand
 logger.setcommand.level = error
+# The embedded metastore logs every exception it hands back, frames and all, at ERROR
+# (AlreadyExistsException for CREATE DATABASE IF NOT EXISTS, NoSuchObjectException for a lookup);
+# the caller gets the exception itself, and the planner reports what matters in one line.
+logger.hmshandler.name = org.apache.hadoop.hive.metastore.RetryingHMSHandler
+logger.hmshandler.level = fatal
+logger.createnamespace.name = org.apache.spark.sql.execution.datasources.v2.CreateNamespaceExec
+logger.createnamespace.level = error
 """
 
 
