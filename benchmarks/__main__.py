@@ -1,13 +1,13 @@
 """``./dev bench [name …]``: run the benchmark scripts in turn (each prints its own table).
 
-Names: ``analyze``, ``advise``, ``tpch`` (issue #5, SF 1, about 45 min on 2 cores). Without a
+Names: ``analyze``, ``advise``, ``corpus`` (issue 12: real HiveQL files, CLI speed), ``tpch`` (issue #5, SF 1, about 45 min on 2 cores). Without a
 name, all of them run; arguments after ``--`` go to the last script named (e.g.
 ``./dev bench tpch -- --quick``).
 """
 import runpy
 import sys
 
-SCRIPTS = {"analyze": "benchmarks.analyze_bench", "advise": "benchmarks.advise_bench",
+SCRIPTS = {"analyze": "benchmarks.analyze_bench", "advise": "benchmarks.advise_bench", "corpus": "benchmarks.corpus_bench",
            "tpch": "benchmarks.tpch_bench"}
 
 args = sys.argv[1:]

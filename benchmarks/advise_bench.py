@@ -26,7 +26,7 @@ from planner.costmodel.cost import CostParams
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
-from planner.workloads import tpch_workload
+from planner.workload_gen import tpch_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())

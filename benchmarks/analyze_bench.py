@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from planner.analysis import analyze  # noqa: E402
 from planner.workload import read_workload  # noqa: E402
 from planner.workload.scans import schema_from_ddl  # noqa: E402
-from planner.workloads import workload_file_text  # noqa: E402
+from planner.workload_gen import workload_file_text  # noqa: E402
 
 SEED = 1
 RESULT = ROOT / "benchmarks" / "results" / "analyze.md"

@@ -42,7 +42,7 @@ from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams
 from planner.layout import Layout, Ordering
 from planner.workload import Query, Schema, Workload, parse_workload
-from planner.workloads import generate
+from planner.workload_gen import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = "lineitem"  # the name the workloads use

@@ -324,7 +324,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                 cat.drop(new)
             else:
                 report.resumed = f"reused {names.qualified(new)} verified by an earlier run"
-        backup = backup_name(cat.sql(src), dialect=runner.dialect).name
+        backup = backup_name(cat.sql(src), dialect=runner.dialect, layout=layout).name
         stmts = apply_statements(layout, columns, cat.sql(src), cat.sql(new), dialect=runner.dialect,
                                  backup=cat.sql(backup))
         *fill, rename_old, rename_new = stmts
@@ -350,7 +350,8 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         step = "swap"
         _check_lease(cat, src, owner, lease_ttl, break_lease=False)
         if cat.exists(backup):
-            raise ApplyError(f"{names.qualified(backup)} already exists; wait a second and re-run")
+            raise ApplyError(f"{names.qualified(backup)} already exists (this advice was applied before); drop or "
+                             "rename it, or advise again")
         cat.run(rename_old)
         try:
             fault("between_renames")

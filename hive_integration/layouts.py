@@ -137,9 +137,15 @@ class FileLayouts(_Cached):
 def layouts_for(sql: str, source: LayoutSource, *, dialect: str, current_db: str | None
                 ) -> tuple[dict[str, Layout], dict[str, dict[str, str]]]:
     """The layouts (and columns) of the laid-out tables ``sql`` reads, keyed as the rewriter names them."""
+    return layouts_of(tables_read(sql, dialect=dialect, current_db=current_db), source)
+
+
+def layouts_of(tables: Iterable[tuple[str, str, str]], source: LayoutSource
+               ) -> tuple[dict[str, Layout], dict[str, dict[str, str]]]:
+    """The layouts (and columns) of ``(qualified name, database, table)`` triples that are laid out."""
     layouts: dict[str, Layout] = {}
     columns: dict[str, dict[str, str]] = {}
-    for qualified, db, name in tables_read(sql, dialect=dialect, current_db=current_db):
+    for qualified, db, name in tables:
         found = source.lookup(db, name)
         if found is not None:
             layouts[qualified] = found.layout

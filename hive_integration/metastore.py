@@ -126,6 +126,18 @@ class MetastoreClient:
     def table_parameters(self, db: str, table: str) -> dict[str, str]:
         return dict(self._table(db, table).parameters or {})
 
+    def view_text(self, db: str, table: str) -> str | None:
+        """The SQL of a view (Hive's expanded text, names qualified); None for a table or no such name."""
+        try:
+            t = self._table(db, table)
+        except MetastoreError as e:
+            if isinstance(e.__cause__, (NoSuchObjectException, UnknownDBException)):
+                return None
+            raise
+        if (t.tableType or "").upper() != "VIRTUAL_VIEW":
+            return None
+        return t.viewExpandedText or t.viewOriginalText or None
+
     def table_location(self, db: str, table: str) -> str:
         return self._table(db, table).sd.location
 

@@ -24,7 +24,9 @@ Traps (found by hand, Spark 4.3 / Hive 2.3.10 jars):
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -55,6 +57,17 @@ logger.hivelog.name = hive.log
 logger.hivelog.level = error
 logger.sparkconf.name = org.apache.spark.SparkConf
 logger.sparkconf.level = error
+# "SET hive.exec.dynamic.partition … might not work": the emitted SQL carries these SETs for Hive;
+# the session already has them (spark.hadoop.*), so the warning only looks like a failure.
+logger.setcommand.name = org.apache.spark.sql.execution.command.SetCommand
+logger.setcommand.level = error
+# The embedded metastore logs every exception it hands back, frames and all, at ERROR
+# (AlreadyExistsException for CREATE DATABASE IF NOT EXISTS, NoSuchObjectException for a lookup);
+# the caller gets the exception itself, and the planner reports what matters in one line.
+logger.hmshandler.name = org.apache.hadoop.hive.metastore.RetryingHMSHandler
+logger.hmshandler.level = fatal
+logger.createnamespace.name = org.apache.spark.sql.execution.datasources.v2.CreateNamespaceExec
+logger.createnamespace.level = error
 """
 
 
@@ -170,13 +183,15 @@ def build_spark_session(
     metastore_uri: str | None = None,
     app_name: str = "planner",
     conf: dict | None = None,
+    quiet: bool = True,
 ) -> SparkSession:
     """A local[2] Hive-enabled SparkSession with all state under ``state_dir``.
 
     ``metastore_uri`` (``thrift://host:port``) points at a standalone metastore;
     without it the catalog is an embedded Derby in ``state_dir/metastore_db``.
     ``conf`` entries override ours.  Start-up takes ~7-10 s, plus ~8 s at the
-    first catalog call when Derby creates its schema.
+    first catalog call when Derby creates its schema.  ``quiet`` drops the JVM's start-up
+    notice about incubator modules (see ``NOISE``); ``--verbose`` in the CLI turns it off.
     """
     state_dir = Path(state_dir).resolve()
     settings = spark_conf(state_dir, metastore_uri=metastore_uri)
@@ -200,9 +215,57 @@ def build_spark_session(
     # Without it Spark resolves the hostname and may pick a non-loopback NIC.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+    if quiet:
+        _launch_quiet_gateway(settings)
+        _quiet_query_context_loggers()
     builder = SparkSession.builder.master("local[2]").appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+# Lines the JVM prints that are not problems: Spark 4 runs with ``--add-modules
+# jdk.incubator.vector``, and Java says so on stderr before any logging is configured.
+NOISE = ("WARNING: Using incubator modules",)
+
+
+def _launch_quiet_gateway(settings: dict[str, str]) -> None:
+    """Start the driver JVM with its stderr read through a filter that drops ``NOISE`` lines and
+    passes everything else on (so real errors still show). Spark then reuses this gateway."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward_stderr, args=(gateway.proc.stderr,), daemon=True,
+                     name="jvm-stderr").start()
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
+
+
+def _quiet_query_context_loggers() -> None:
+    """PySpark logs every SQL error it raises to Python, as a JSON ERROR record on stderr, before
+    the caller can catch it (``SparkCatalogLayouts`` asks for tables that may not exist); the
+    planner reports the errors that matter itself, in one line."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _forward_stderr(pipe) -> None:
+    for raw in iter(pipe.readline, b""):
+        line = raw.decode("utf-8", errors="replace")
+        if line.startswith(NOISE):
+            continue
+        try:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        except (ValueError, OSError):  # stderr closed at interpreter exit
+            return

@@ -119,8 +119,9 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
 def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, dialect: str,
            current_db: str | None, prune: bool = True) -> list[_Pruned]:
     layouts = {k.lower(): v for k, v in layouts.items()}
+    only = frozenset(n for k in layouts for n in (k, k.rsplit(".", 1)[-1]))  # other tables' predicates are not needed
     out = []
-    for site in list(iter_scans(tree, schema, current_db, dialect)):
+    for site in list(iter_scans(tree, schema, current_db, dialect, only=only)):
         layout = _lookup(layouts, site.table)
         if layout is None:
             continue

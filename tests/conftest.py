@@ -14,15 +14,24 @@ rather than creating tables in ``default``.
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from hive_integration.servers import SparkThriftServer, StandaloneMetastore
 from hive_integration.session import build_spark_session
 from hive_integration.tpch import generate_lineitem, load_table
 
 TPCH_TEST_SCALE = 0.01  # 60,175 lineitem rows, ~2 MB, generated in < 1 s
+
+# Hypothesis: CI runs a deterministic batch (the same examples on every run, so a failure is
+# reproducible and the suite's time is steady); PLANNER_TESTS=long draws fresh random examples
+# (and tests/sizes.py scales the example counts and input sizes up).
+hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+hypothesis_settings.register_profile("long", derandomize=False, deadline=None, print_blob=True)
+hypothesis_settings.load_profile("long" if os.environ.get("PLANNER_TESTS", "").lower() == "long" else "ci")
 
 _db_counter = itertools.count(1)
 

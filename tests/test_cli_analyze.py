@@ -103,10 +103,10 @@ def test_bad_statement_names_file_line_and_statement(tmp_path, content, args, ne
 
 
 @pytest.mark.parametrize("make_args,needle", [
-    (lambda d: [str(d / "nope.sql")], "no such file"),
+    (lambda d: [str(d / "nope.sql")], "nope.sql' does not exist"),
     (lambda d: [write(d, "")], "the workload is empty"),
     (lambda d: [write(d, Q6), "--table", "orders"], "no query reads orders"),
-    (lambda d: [write(d, Q6), "--schema", str(d / "nope.ddl")], "cannot read schema file"),
+    (lambda d: [write(d, Q6), "--schema", str(d / "nope.ddl")], "nope.ddl' does not exist"),
     (lambda d: [write(d, Q6), "--schema", write(d, "select 1;", "s.ddl")], "no CREATE TABLE statements"),
     (lambda d: [write(d, "select * from t where " + "(" * 5000 + "a = 1" + ")" * 5000)], "nested too deeply"),
 ])
@@ -120,6 +120,7 @@ def test_input_errors_exit_2_without_traceback(tmp_path, make_args, needle):
 def test_bad_option_is_a_usage_error(tmp_path):
     code, _, err = run(write(tmp_path, Q6), "--format", "yaml")
     assert code == 2 and "Invalid value for '--format'" in err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1
 
 
 def _subprocess(args, seed="0"):

@@ -27,10 +27,6 @@ from hive_integration.hiveserver2 import HiveServer2Client
 from hive_integration.metrics import run_measured
 from hive_integration.tpch import load_table
 from planner.cli.main import cli
-import planner.cli.advise  # noqa: F401  (registers the commands)
-import planner.cli.apply  # noqa: F401
-import planner.cli.rewrite  # noqa: F401
-import planner.cli.append  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 # Scaled to a 2 MB table of 60k rows (the defaults are for tables of millions of rows).
@@ -123,6 +119,9 @@ def test_embedded_advise_apply_rewrite(spark, tpch_small, tmp_path, fresh_db):
     assert len(layout["partitions"]) > 1
     invoke("apply", str(advice), *state)
     backup = f"{fresh_db}." + backup_of({r.tableName for r in spark.sql(f"SHOW TABLES IN {fresh_db}").collect()})
+    # the backup apply kept is the one the advice folder names (for the DBA's rollback)
+    assert f"`{backup.replace('.', '`.`')}`" in (advice / "report.md").read_text()
+    assert f"RENAME TO `{backup.replace('.', '`.`')}`" in (advice / "apply.sql").read_text()
 
     qfile = tmp_path / "queries.sql"
     qfile.write_text(";\n".join(queries()) + ";\n")
@@ -152,11 +151,18 @@ def test_embedded_advise_apply_rewrite(spark, tpch_small, tmp_path, fresh_db):
 
 
 # ---- 2 and 3: standalone metastore and HiveServer2 ------------------------------------------------
+# What a command may print on stderr besides its own lines: nothing from the JVM's start-up, nothing
+# that looks like a failure (the SETs of the emitted SQL are fine on Spark).
+NOISE = ("WARNING: Using incubator modules", "WARN SetCommand", "ERROR", "Exception", "\tat ")
+
+
 def planner_cli(*args: str, cwd: Path) -> str:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PLANNER_PLAIN="1")
     proc = subprocess.run([sys.executable, "-m", "planner.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, f"planner {' '.join(args)} failed:\n{proc.stderr[-3000:]}"
+    noise = [line for line in proc.stderr.splitlines() if any(n in line for n in NOISE)]
+    assert not noise, f"planner {args[0]} printed:\n" + "\n".join(noise[:10])
     return proc.stdout
 
 
@@ -235,3 +241,27 @@ def test_append_lands_rows_in_their_partitions(spark, fresh_db, tmp_path):
     spark.sql(f"CREATE TABLE {fresh_db}.wrong (k STRING) STORED AS PARQUET")
     bad = CliRunner().invoke(cli, ["append", f"{fresh_db}.wrong", "--into", t, *state])
     assert bad.exit_code != 0 and "lacks or mistypes" in bad.output and "Traceback" not in bad.output
+
+
+# ---- advise without --table: every table the workload reads, ranked ----------------------------------
+def test_advise_every_table_the_workload_reads(spark, tpch_small, tmp_path, fresh_db):
+    table = f"{fresh_db}.lineitem"
+    load_table(spark, tpch_small, table, row_group_bytes=64 * 1024)
+    spark.sql(f"CREATE TABLE {fresh_db}.nation (n_nationkey INT, n_name STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {fresh_db}.nation VALUES (1, 'FRANCE'), (2, 'GERMANY')")
+    state = ["--state-dir", str(Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).parent)]
+    wl = tmp_path / "workload.sql"
+    wl.write_text(f"use {fresh_db};\n" + WORKLOAD +
+                  "SELECT n_name, count(*) FROM nation JOIN lineitem ON n_nationkey = l_suppkey GROUP BY n_name;\n"
+                  "SELECT * FROM scratch_tmp WHERE x = 1;\n")
+    out = invoke("advise", str(wl), "--out-dir", str(tmp_path / "advice"), "--format", "json", *SMALL, *state)
+    doc = json.loads(out[out.index("{"):])
+    by_table = {t["table"]: t for t in doc["tables"]}
+    assert [t["table"] for t in doc["tables"]][0] == table  # the most to gain first
+    assert by_table[table]["advised"] and by_table[table]["gain"] >= 1.5
+    assert (tmp_path / "advice" / table / "layout.json").exists()
+    assert not by_table[f"{fresh_db}.nation"]["advised"]
+    assert "no query filters any of its columns" in by_table[f"{fresh_db}.nation"]["reason"]
+    assert "not a table in the metastore" in by_table[f"{fresh_db}.scratch_tmp"]["reason"]
+    text = invoke("advise", str(wl), "--out-dir", str(tmp_path / "again"), *SMALL, *state)
+    assert f"left alone: no query filters any of its columns" in text and f"advised: {tmp_path / 'again' / table}/" in text

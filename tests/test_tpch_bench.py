@@ -17,7 +17,7 @@ from benchmarks.tpch_probe import probes_for
 from benchmarks.tpch_report import spearman, write_report
 from planner.cnf.values import kind_of_type
 from planner.workload import Schema, parse_workload
-from planner.workloads import generate
+from planner.workload_gen import generate
 
 COLUMNS = {"l_orderkey": "bigint", "l_partkey": "bigint", "l_suppkey": "bigint", "l_linenumber": "int",
            "l_quantity": "decimal(15,2)", "l_extendedprice": "decimal(15,2)", "l_discount": "decimal(15,2)",

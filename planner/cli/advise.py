@@ -1,42 +1,60 @@
-"""``planner advise workload.sql --table db.t``: rank layouts on real statistics, write layout.json."""
+"""``planner advise workload.sql [--table db.t]``: rank layouts on real statistics, write advice folders.
+
+Without ``--table`` every table the workload reads is considered, best gain first: a table is
+advised (its own folder, ``OUT_DIR/<db.table>/``) when the best layout reads at least
+``--min-gain`` times fewer rows than a full scan; the others are listed with the reason they were
+left alone (not in the metastore, no filter on any of its columns, too little to gain). With
+``--table`` the named tables are advised whatever the gain (one table: straight into OUT_DIR).
+
+The workload is read and parsed before Spark starts, so a bad statement costs no JVM start.
+"""
 from __future__ import annotations
 
+import datetime as dt
 import json
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
 
-from planner.analysis import analyze_table
-from planner.cli.main import cli, common_workload_options
+from planner.cli.console import Console
+from planner.cli.engine import start_spark, verbose, workload_text
+from planner.cli.options import eventlog_options, metastore_options, out_dir_option, workload_options
 from planner.costmodel.cost import CostParams
 from planner.errors import InputError
-from planner.workload import Schema, read_workload
+from planner.workload import Schema, parse_workload
+
+DEFAULT_MIN_GAIN = 1.5
 
 
-def metastore_option(fn):
-    fn = click.option("--metastore", metavar="thrift://HOST:PORT",
-                      help="A standalone Hive Metastore (default: the embedded one in --state-dir).")(fn)
-    fn = click.option("--state-dir", type=click.Path(file_okay=False), default=None,
-                      help="Where the embedded metastore, warehouse and caches live (default ./.planner).")(fn)
-    return fn
+@dataclass
+class TableOutcome:
+    table: str
+    scans: int
+    gain: float | None = None
+    folder: Path | None = None
+    reason: str = ""  # why it was left alone ("" when advised)
+    advice: object = None
+
+    def to_json(self) -> dict:
+        from planner.advice import advice_json
+
+        return {"table": self.table, "scans": self.scans, "gain": None if self.gain is None else round(self.gain, 2),
+                "advised": self.folder is not None, "folder": None if self.folder is None else str(self.folder),
+                "reason": self.reason or None, "advice": advice_json(self.advice) if self.advice else None}
 
 
-def spark_for(state_dir, metastore):
-    from hive_integration.session import build_spark_session, default_state_dir
-
-    if metastore and not metastore.startswith("thrift://"):
-        raise InputError(f"--metastore must look like thrift://host:port, not {metastore!r}")
-    state = Path(state_dir) if state_dir else default_state_dir()
-    return build_spark_session(state, metastore_uri=metastore), state
-
-
-@cli.command("advise")
-@click.argument("workload", type=click.Path(dir_okay=False))
-@click.option("--table", required=True, help="The table to lay out, e.g. db.lineitem.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="advice", show_default=True,
-              help="Folder for layout.json (and, with the SQL emitter, ddl.sql, apply.sql, report.md).")
-@click.option("--sample-rows", type=int, default=200_000, show_default=True)
-@click.option("--max-partitions", type=int, default=1000, show_default=True,
+@click.command("advise")
+@click.argument("workload", required=False, type=click.Path(exists=True, dir_okay=False))
+@eventlog_options
+@click.option("--table", "tables", multiple=True,
+              help="A table to lay out, e.g. db.lineitem (repeatable; default: every table the workload reads).")
+@out_dir_option("advice")
+@click.option("--min-gain", type=float, default=DEFAULT_MIN_GAIN, show_default=True,
+              help="Without --table: advise a table only if its best layout reads this many times fewer rows "
+                   "than a full scan.")
+@click.option("--sample-rows", type=click.IntRange(min=1), default=200_000, show_default=True)
+@click.option("--max-partitions", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Upper bound on partitions (Hive's hive.exec.max.dynamic.partitions).")
 @click.option("--min-partition-mb", type=float, default=4.0, show_default=True)
 @click.option("--target-file-mb", type=float, default=128.0, show_default=True)
@@ -47,50 +65,119 @@ def spark_for(state_dir, metastore):
 @click.option("--file-overhead-rows", type=float, default=CostParams.file_overhead_rows, show_default=True,
               help="Cost of opening one file (footer read), in rows read.")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
-@metastore_option
-@common_workload_options
-def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partition_mb, target_file_mb,
-               row_group_rows, partition_overhead_rows, file_overhead_rows, aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
-    """Rank candidate layouts for TABLE under WORKLOAD and write the winner to OUT/layout.json."""
-    from hive_integration.layouts import SparkCatalogLayouts
-    from hive_integration.statistics import gather_stats, table_schema
-    from planner.advice import advice_json, advice_text, advise
+@metastore_options
+@workload_options
+def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min_gain, sample_rows, max_partitions,
+               min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
+               aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
+    """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
+    layout.json, report.md) for each table worth laying out.
 
-    if max_partitions < 1 or sample_rows < 1:
-        raise InputError("--max-partitions and --sample-rows must be positive")
-    spark, state = spark_for(state_dir, metastore)
-    table = table.lower()
-    columns = table_schema(spark, table)
-    db, _, name = table.rpartition(".")
-    current = SparkCatalogLayouts(spark).lookup(db or "default", name)
-    if current is not None:  # re-advising a table this planner laid out: its partition column is ours
-        columns.pop(current.layout.partition_column.lower(), None)
-    wl = read_workload(workload, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
-                       database=table.split(".")[0] if "." in table else None, tables=[table])
-    names = {s.table for q in wl.queries for s in q.scans}
-    target = table if table in names else next((n for n in names if n.split(".")[-1] == table.split(".")[-1]), None)
-    if target is None:
-        raise InputError(f"{workload}: no query reads {table} (tables read: {', '.join(sorted(names))})")
-    analysis = analyze_table(wl, target, columns)
-    log = (lambda m: click.echo(m, err=True)) if fmt == "text" else None
-    stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=log)
+    WORKLOAD is a file of HiveQL statements (or give --from-eventlog DIR)."""
+    console = Console(fmt)
+    text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
+    first = parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
+    explicit = [t.lower() for t in tables]
+    if not (explicit or first.tables()):
+        raise InputError(f"{name}: no query reads a table")
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
                         partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
                         aggregation_factor=aggregation_factor)
-    advice = advise(wl, analysis, stats, params, log)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    layout = advice.layout
-    layout = layout.__class__(**{**layout.__dict__, "table": table})
-    (out / "layout.json").write_text(layout.dumps() + "\n", encoding="utf-8")
-    try:
-        from planner.emit.advice_folder import write_advice_folder
-        write_advice_folder(out, layout, columns, advice)
-    except ImportError:
-        pass
+    spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    from hive_integration.views import spark_view_lookup
+
+    views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables
+    first = parse_workload(text, name, dialect=dialect, on_error=on_error, views=views)
+    targets = explicit or first.tables()
+    single = len(explicit) == 1
+    outcomes = []
+    for table in targets:
+        folder = Path(out_dir) if single else Path(out_dir) / table
+        outcomes.append(_advise_table(spark, state, table, text, name, first, folder, params, sample_rows,
+                                      dialect, on_error, console, views, min_gain=None if explicit else min_gain))
+    outcomes.sort(key=lambda o: (o.folder is None, -(o.gain or 0.0), o.table))
+    if explicit and not any(o.folder for o in outcomes):
+        raise InputError("; ".join(f"{o.table}: {o.reason}" for o in outcomes))
+    _print(outcomes, single, fmt, min_gain if not explicit else None)
+
+
+def _advise_table(spark, state: Path, table: str, text: str, name: str, first, folder: Path, params: CostParams,
+                  sample_rows: int, dialect: str, on_error: str, console: Console, views,
+                  min_gain: float | None) -> TableOutcome:
+    from hive_integration.layouts import SparkCatalogLayouts
+    from hive_integration.statistics import gather_stats, table_schema
+    from planner.advice import advise
+    from planner.analysis import analyze_table
+    from planner.emit.advice_folder import write_advice_folder
+
+    scans = sum(1 for q in first.queries for s in q.scans if s.table == table or s.table.split(".")[-1] == table)
+    db, _, short = table.rpartition(".")
+    if not spark.catalog.tableExists(table):
+        return TableOutcome(table, scans, reason="not a table in the metastore (a temporary or a misspelled "
+                                                 "name?)")
+    if views(db or "default", short) is not None:
+        return TableOutcome(table, scans, reason="a view: the tables it reads are advised instead")
+    columns = table_schema(spark, table)
+    current = SparkCatalogLayouts(spark).lookup(db or "default", short)
+    if current is not None:  # re-advising a table this planner laid out: its partition column is ours
+        columns.pop(current.layout.partition_column.lower(), None)
+    wl = parse_workload(text, name, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
+                        database=db or None, tables=[table], views=views)
+    names = {s.table for q in wl.queries for s in q.scans}
+    target = table if table in names else next((n for n in names if n.split(".")[-1] == short), None)
+    if target is None:
+        return TableOutcome(table, 0, reason=f"no query reads it (tables read: {', '.join(sorted(first.tables()))})")
+    analysis = analyze_table(wl, target, columns)
+    scans = len(analysis.scans)
+    if not analysis.candidates:
+        return TableOutcome(table, scans, gain=1.0, reason="no query filters any of its columns: every layout "
+                                                            "reads it whole")
+    with console.spark_work(spark, f"statistics of {table}"):
+        stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
+    advice = advise(wl, analysis, stats, params, console.say)
+    gain = advice.full_scan_rows / max(advice.result.best.rows, 1.0)
+    if min_gain is not None and gain < min_gain:
+        return TableOutcome(table, scans, gain=gain, advice=advice,
+                            reason=f"the best layout reads only {gain:.2f}x fewer rows than a full scan "
+                                   f"(below --min-gain {min_gain:g})")
+    layout = _portable(replace(advice.layout, table=table))
+    write_advice_folder(folder, layout, columns, advice)
+    return TableOutcome(table, scans, gain=gain, folder=folder, advice=advice)
+
+
+def _portable(layout):
+    """The layout as stored in the table's properties: no absolute path of this machine, and the
+    time it was advised (which names the backup table ``apply`` keeps)."""
+    meta = dict(layout.meta)
+    if "workload" in meta:
+        name = str(meta["workload"])
+        prefix = "eventlog:" if name.startswith("eventlog:") else ""
+        meta["workload"] = prefix + Path(name.removeprefix(prefix)).name
+    meta["advised_at"] = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return replace(layout, meta=tuple(meta.items()))
+
+
+def _print(outcomes: list[TableOutcome], single: bool, fmt: str, min_gain: float | None) -> None:
+    from planner.advice import advice_json, advice_text
+
     if fmt == "json":
-        click.echo(json.dumps(advice_json(advice), indent=2, default=str))
-    else:
-        click.echo(advice_text(advice))
-        click.echo(f"\nwrote {out / 'layout.json'}")
+        if single:
+            click.echo(json.dumps(advice_json(outcomes[0].advice), indent=2, default=str))
+        else:
+            click.echo(json.dumps({"tables": [o.to_json() for o in outcomes], "min_gain": min_gain}, indent=2,
+                                  default=str))
+        return
+    for o in outcomes:
+        if o.folder is not None:
+            click.echo(advice_text(o.advice))
+            click.echo(f"\nwrote {o.folder}/ (ddl.sql, apply.sql, layout.json, report.md)\n")
+    if single:
+        return
+    click.echo("tables the workload reads, by the gain a layout brings (rows a full scan reads / rows the best "
+               "layout reads):")
+    width = max(len(o.table) for o in outcomes)
+    for i, o in enumerate(outcomes, 1):
+        gain = "-" if o.gain is None else f"{o.gain:.2f}x"
+        what = f"advised: {o.folder}/" if o.folder is not None else f"left alone: {o.reason}"
+        click.echo(f"{i:>3}  {o.table:<{width}}  {o.scans:>6} scans  {gain:>8}  {what}")

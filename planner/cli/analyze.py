@@ -1,4 +1,7 @@
-"""``planner analyze workload.sql``: per table and column, the filters and CPS candidate conditions."""
+"""``planner analyze workload.sql``: per table and column, the filters and CPS candidate conditions.
+
+Pure Python: no Spark, no metastore (the workload may come from Spark event logs all the same).
+"""
 from __future__ import annotations
 
 import json
@@ -7,10 +10,12 @@ from pathlib import Path
 import click
 
 from planner.analysis import TableAnalysis, analyze
-from planner.cli.main import cli, common_workload_options
+from planner.cli.console import Console
+from planner.cli.engine import check_metastore, workload_text
+from planner.cli.options import eventlog_options, metastore_uri, workload_options
 from planner.cnf.normalize import DEFAULT_BUDGET
 from planner.errors import InputError
-from planner.workload import Schema, Workload, read_workload
+from planner.workload import Schema, Workload, parse_workload
 from planner.workload.scans import schema_from_ddl
 
 
@@ -24,21 +29,35 @@ def load_schema(path: str | None, dialect: str) -> Schema:
     return schema_from_ddl(text, path, dialect)
 
 
-@cli.command("analyze")
-@click.argument("workload", type=click.Path(dir_okay=False))
+@click.command("analyze")
+@click.argument("workload", required=False, type=click.Path(exists=True, dir_okay=False))
+@eventlog_options
 @click.option("--table", "tables", multiple=True, help="Only these tables (default: every table read).")
-@click.option("--schema", "schema_path", type=click.Path(dir_okay=False),
+@click.option("--schema", "schema_path", type=click.Path(exists=True, dir_okay=False),
               help="A file of CREATE TABLE statements; resolves columns and checks names and types.")
 @click.option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True, help="CNF size budget (clauses).")
-@common_workload_options
-def analyze_cmd(workload, tables, schema_path, budget, dialect, on_error, fmt):
-    """Show each column's filters and CPS candidate conditions."""
+@click.option("--metastore", metavar="thrift://HOST:PORT", callback=metastore_uri,
+              help="Follow the views this Hive Metastore defines (over thrift: no Spark).")
+@workload_options
+def analyze_cmd(workload, eventlog, since, until, min_count, tables, schema_path, budget, metastore, dialect,
+                on_error, fmt):
+    """Show each column's filters and CPS candidate conditions.
+
+    WORKLOAD is a file of HiveQL statements (or give --from-eventlog DIR)."""
     schema = load_schema(schema_path, dialect)
-    wl = read_workload(workload, dialect=dialect, schema=schema, on_error=on_error)
+    text, name = workload_text(workload, eventlog, since, until, min_count, dialect, Console(fmt))
+    if metastore:
+        from hive_integration.metastore import MetastoreClient
+
+        check_metastore(metastore)
+        with MetastoreClient(metastore) as client:
+            wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error, views=client.view_text)
+    else:
+        wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error)
     names = [t.lower() for t in tables] or wl.tables()
     unknown = [t for t in names if t not in wl.tables()]
     if unknown:
-        raise InputError(f"{workload}: no query reads {', '.join(unknown)} (tables read: {', '.join(wl.tables())})")
+        raise InputError(f"{name}: no query reads {', '.join(unknown)} (tables read: {', '.join(wl.tables())})")
     if schema:
         missing = [t for t in names if schema.columns(t) is None]
         if missing:
@@ -52,7 +71,8 @@ def analyze_cmd(workload, tables, schema_path, budget, dialect, on_error, fmt):
 
 def _summary(wl: Workload) -> str:
     skipped = ", ".join(f"{n} {k}" for k, n in wl.skipped) or "none"
-    return f"{wl.path}: {len(wl.queries)} queries; skipped statements: {skipped}"
+    views = f"; views followed: {', '.join(wl.views)}" if wl.views else ""
+    return f"{wl.path}: {len(wl.queries)} queries; skipped statements: {skipped}{views}"
 
 
 def analysis_text(wl: Workload, tables: list[TableAnalysis]) -> str:
@@ -90,6 +110,8 @@ def analysis_json(wl: Workload, tables: list[TableAnalysis]) -> dict:
         "queries": len(wl.queries),
         "skipped": dict(wl.skipped),
         "errors": list(wl.errors),
+        "views": list(wl.views),
+        "notes": sorted({n for q in wl.queries for n in q.notes}),
         "tables": [
             {
                 "table": t.table,

@@ -7,12 +7,14 @@ unclaimed to the catch-all). ``--print-sql`` only prints the statements, for a D
 """
 from __future__ import annotations
 
+import json
+
 import click
 from sqlglot import exp
 
-from planner.cli.advise import metastore_option, spark_for
-from planner.cli.apply import hiveserver2_address
-from planner.cli.main import cli
+from planner.cli.apply import runner_for
+from planner.cli.console import Console
+from planner.cli.options import format_option, metastore_options
 from planner.emit.apply_sql import append_statements, statements_text
 from planner.emit.ddl import layout_from_properties
 from planner.errors import ApplyError, InputError
@@ -22,20 +24,19 @@ def _norm(t: str) -> str:
     return t.lower().replace(" ", "")
 
 
-@cli.command("append")
+@click.command("append")
 @click.argument("batch")
 @click.option("--into", "target", required=True, help="The laid-out table to append to, e.g. tpch.lineitem.")
 @click.option("--hiveserver2", metavar="HOST:PORT", help="Run on HiveServer2 (NOSASL) instead of in-process Spark.")
 @click.option("--print-sql", is_flag=True, help="Print the statements instead of running them.")
-@metastore_option
-def append_cmd(batch, target, hiveserver2, print_sql, metastore, state_dir):
+@format_option
+@metastore_options
+def append_cmd(batch, target, hiveserver2, print_sql, fmt, metastore, state_dir):
     """Insert the rows of table BATCH into laid-out table TARGET, each into its partition."""
-    from hive_integration.apply import Catalog, HiveServer2Runner, SparkRunner, TableNames
+    from hive_integration.apply import Catalog, TableNames
 
-    if hiveserver2 and (metastore or state_dir):
-        raise InputError("--hiveserver2 runs everything on the server; drop --metastore/--state-dir")
-    runner = HiveServer2Runner(*hiveserver2_address(hiveserver2)) if hiveserver2 else SparkRunner(
-        spark_for(state_dir, metastore)[0])
+    console = Console(fmt)
+    runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
     try:
         into, src = Catalog(runner, TableNames.of(target)), Catalog(runner, TableNames.of(batch))
         if not into.exists(into.names.source):
@@ -55,14 +56,22 @@ def append_cmd(batch, target, hiveserver2, print_sql, metastore, state_dir):
         stmts = append_statements(layout, columns, src.sql(src.names.source), into.sql(into.names.source),
                                   dialect=runner.dialect)
         if print_sql:
-            click.echo(statements_text(stmts), nl=False)
+            if fmt == "json":
+                click.echo(json.dumps({"table": target, "batch": batch, "statements": stmts}, indent=2))
+            else:
+                click.echo(statements_text(stmts), nl=False)
             return
         count = exp.select(exp.Count(this=exp.Star())).from_(into.names.expr(into.names.source, runner.dialect))
         before = into.run(count)[0][0]
-        for s in stmts:
-            runner.execute(s)
+        with console.spark_work(spark, f"appending {batch} to {target}"):
+            for s in stmts:
+                runner.execute(s)
         after = into.run(count)[0][0]
-        click.echo(f"appended {after - before:,} rows from {batch} to {target} ({layout.describe()})")
+        if fmt == "json":
+            click.echo(json.dumps({"table": target, "batch": batch, "rows": after - before,
+                                   "layout": layout.describe()}, indent=2))
+        else:
+            click.echo(f"appended {after - before:,} rows from {batch} to {target} ({layout.describe()})")
     finally:
         if hiveserver2:
             runner.close()

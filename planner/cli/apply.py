@@ -2,7 +2,8 @@
 
 The layout comes from ``ADVICE_DIR/layout.json``; the DDL is emitted again for the engine in use,
 and ``ddl.sql`` (when present) is only read to check the source still has the schema the advice
-was made for. See ``hive_integration.apply`` for the steps and how a re-run resumes.
+was made for. See ``hive_integration.apply`` for the steps and how a re-run resumes. The old table
+is kept under the name ``report.md`` and ``apply.sql`` give (``<t>__before_<advised at>``).
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import click
 
-from planner.cli.advise import metastore_option, spark_for
-from planner.cli.main import cli
+from planner.cli.console import Console
+from planner.cli.engine import start_spark, verbose
+from planner.cli.options import format_option, metastore_options
 from planner.emit.ddl import columns_of_create
 from planner.errors import InputError, LayoutError
 from planner.layout import Layout
@@ -45,7 +47,19 @@ def hiveserver2_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-@cli.command("apply")
+def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | None, console: Console):
+    """The statement runner the options name (HiveServer2, or this process's Spark) and its Spark."""
+    from hive_integration.apply import HiveServer2Runner, SparkRunner
+
+    if hiveserver2:
+        if metastore or state_dir:
+            raise InputError("--hiveserver2 runs everything on the server; drop --metastore/--state-dir")
+        return HiveServer2Runner(*hiveserver2_address(hiveserver2)), None
+    spark, _ = start_spark(state_dir, metastore, console, verbose=verbose())
+    return SparkRunner(spark), spark
+
+
+@click.command("apply")
 @click.argument("advice_dir", type=click.Path(file_okay=False, exists=True))
 @click.option("--hiveserver2", metavar="HOST:PORT", help="Run the statements on HiveServer2 (NOSASL) instead "
               "of an in-process Spark.")
@@ -53,26 +67,21 @@ def hiveserver2_address(value: str) -> tuple[str, int]:
 @click.option("--break-lease", is_flag=True, help="Take over the lease left on the table by a crashed run.")
 @click.option("--file-format", type=click.Choice(["PARQUET", "ORC"], case_sensitive=False), default="PARQUET",
               show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@metastore_option
+@format_option
+@metastore_options
 def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, fmt, metastore, state_dir):
     """Create <t>__planner_new from ADVICE_DIR, fill and verify it, and swap it in for <t>."""
-    from hive_integration.apply import HiveServer2Runner, SparkRunner, apply_layout
+    from hive_integration.apply import apply_layout
 
     advice = Path(advice_dir)
     layout = read_layout(advice)
     expected = ddl_columns(advice, layout)
-    if hiveserver2 and (metastore or state_dir):
-        raise InputError("--hiveserver2 runs everything on the server; drop --metastore/--state-dir")
-    log = (lambda m: click.echo(m, err=True)) if fmt == "text" else None
-    if hiveserver2:
-        runner = HiveServer2Runner(*hiveserver2_address(hiveserver2))
-    else:
-        spark, _ = spark_for(state_dir, metastore)
-        runner = SparkRunner(spark)
+    console = Console(fmt)
+    runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
     try:
-        report = apply_layout(runner, layout, drop_old=drop_old, progress=log, break_lease=break_lease,
-                              expected_columns=expected, file_format=file_format.upper())
+        with console.spark_work(spark, f"applying {layout.describe()} to {layout.table}"):
+            report = apply_layout(runner, layout, drop_old=drop_old, progress=console.say, break_lease=break_lease,
+                                  expected_columns=expected, file_format=file_format.upper())
     finally:
         if hiveserver2:
             runner.close()

@@ -1,9 +1,11 @@
 """``planner rewrite`` and ``planner explain``: queries against laid-out tables.
 
-Both read a .sql file statement by statement (``USE db`` changes the database of unqualified
-names; SET and DDL pass through untouched) and find each table's layout where ``planner apply``
-recorded it: the table's properties in the metastore (embedded by default, ``--metastore
-thrift://…`` reads a standalone one over thrift with no Spark at all), or ``--layout`` files.
+Both read a .sql file statement by statement, as the workload reader does (``USE db`` changes the
+database of unqualified names; SET, DDL and Hive CLI commands pass through untouched; the query
+inside ``EXPLAIN`` is rewritten) and find each table's layout where ``planner apply`` recorded it:
+the table's properties in the metastore (embedded by default, through Spark), a standalone
+metastore over thrift (``--metastore thrift://…``), or ``--layout`` files. The last two start no
+JVM: a 100-query file is rewritten in about a second.
 
 * ``rewrite`` prints the statements with every prunable scan narrowed to its partitions
   (``planner_pid IN (…)``); a statement that cannot be pruned comes back unchanged.
@@ -18,13 +20,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import click
-from sqlglot import exp
 
-from planner.cli.advise import metastore_option
-from planner.cli.main import cli
+from planner.cli.console import Console
+from planner.cli.engine import check_metastore, start_spark, verbose
+from planner.cli.options import format_option, metastore_options, output_file_option, workload_options
 from planner.errors import InputError, Location, WorkloadError
 from planner.rewrite import RewriteNote, ScanExplanation, explain_query, rewrite_query
-from planner.workload.reader import DIALECTS, Statement, _parse, split_statements
+from planner.workload.parse import classify
+from planner.workload.reader import read_text
+from planner.workload.scans import base_tables
+from planner.workload.statements import split_statements
 
 
 @dataclass
@@ -37,9 +42,10 @@ class StatementResult:
     scans: list[ScanExplanation] = field(default_factory=list)
     estimated_rows: list[int | None] = field(default_factory=list)
     table_rows: list[int | None] = field(default_factory=list)
+    skipped: str = ""  # why the statement was left as it is (under --on-error skip)
 
 
-def _source(layout_paths, metastore, state_dir):
+def _source(layout_paths, metastore, state_dir, console: Console):
     """The layout source the options name, and a function that closes it."""
     from hive_integration.layouts import FileLayouts, MetastoreLayouts, SparkCatalogLayouts
 
@@ -50,13 +56,10 @@ def _source(layout_paths, metastore, state_dir):
     if metastore:
         from hive_integration.metastore import MetastoreClient
 
-        if not metastore.startswith("thrift://"):
-            raise InputError(f"--metastore must look like thrift://host:port, not {metastore!r}")
+        check_metastore(metastore)
         client = MetastoreClient(metastore).open()
         return MetastoreLayouts(client), client.close
-    from planner.cli.advise import spark_for
-
-    spark, _ = spark_for(state_dir, None)
+    spark, _ = start_spark(state_dir, None, console, verbose=verbose())
     return SparkCatalogLayouts(spark), lambda: None
 
 
@@ -67,15 +70,11 @@ def _estimate(layout, read) -> tuple[int | None, int | None]:
     return sum(int(sizes.get(str(pid), 0)) for pid in read), sum(int(v) for v in sizes.values())
 
 
-def process(path: str, source, *, dialect: str, database: str | None) -> list[StatementResult]:
-    from hive_integration.layouts import layouts_for
+def process(path: str, source, *, dialect: str, database: str | None, on_error: str = "fail",
+            explain: bool = True) -> list[StatementResult]:
+    from hive_integration.layouts import layouts_of
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WorkloadError("no such file", Location(path)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise WorkloadError(f"cannot read the file: {e}", Location(path)) from None
+    text = read_text(path)
     current_db = database.lower() if database else None
     out: list[StatementResult] = []
     for stmt in split_statements(text, path, dialect):
@@ -83,24 +82,34 @@ def process(path: str, source, *, dialect: str, database: str | None) -> list[St
         result = StatementResult(stmt.number, stmt.line, stmt.sql, stmt.sql)
         out.append(result)
         try:
-            tree = _parse(stmt, dialect)
-        except Exception as e:  # noqa: BLE001 - sqlglot raises several kinds; all mean "cannot parse"
-            raise WorkloadError(f"syntax error: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                                where) from None
-        if isinstance(tree, exp.Use):
-            current_db = tree.this.name.lower() if tree.this is not None else current_db
+            parsed = classify(stmt, dialect, path)
+        except WorkloadError as e:
+            if on_error != "skip":
+                raise
+            result.skipped = e.reason
             continue
-        if not isinstance(tree, (exp.Query, exp.Insert)):
+        if parsed.kind == "use":
+            current_db = parsed.label
             continue
+        if parsed.kind != "query" or not parsed.tokens:
+            continue
+        start = parsed.tokens[0].start - stmt.start  # after EXPLAIN and its options: only the query is rewritten
+        head, query = stmt.sql[:start], stmt.sql[start:]
         try:
-            layouts, columns = layouts_for(stmt.sql, source, dialect=dialect, current_db=current_db)
+            # the tables are listed from the tree already parsed: no second parse just for them
+            layouts, columns = layouts_of(base_tables(parsed.tree, current_db), source)
             if not layouts:
                 continue
-            result.rewritten, result.notes = rewrite_query(stmt.sql, layouts, dialect=dialect, schema=columns,
-                                                           current_db=current_db)
-            result.scans = explain_query(stmt.sql, layouts, dialect=dialect, schema=columns, current_db=current_db)
+            rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,
+                                                    current_db=current_db)
+            result.rewritten = head + rewritten
+            if explain:
+                result.scans = explain_query(query, layouts, dialect=dialect, schema=columns, current_db=current_db)
         except InputError as e:
-            raise type(e)(e.reason, where) from None
+            if on_error != "skip":
+                raise type(e)(e.reason, where) from None
+            result.skipped, result.rewritten, result.notes, result.scans = e.reason, stmt.sql, [], []
+            continue
         for scan in result.scans:
             est, total = _estimate(layouts[scan.table], scan.partitions_read)
             result.estimated_rows.append(est)
@@ -111,38 +120,40 @@ def process(path: str, source, *, dialect: str, database: str | None) -> list[St
 def _common(fn):
     fn = click.option("--layout", "layout_paths", multiple=True, type=click.Path(exists=True),
                       help="Read the layout from this layout.json or advice folder instead of the "
-                           "metastore (repeatable).")(fn)
+                           "metastore (repeatable; no Spark is started).")(fn)
     fn = click.option("--database", default=None, help="Database of unqualified table names (default: default).")(fn)
-    fn = click.option("--dialect", type=click.Choice(DIALECTS), default="spark", show_default=True)(fn)
-    fn = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)(fn)
-    return metastore_option(fn)
+    return workload_options(metastore_options(fn))
 
 
-def _run(queries, layout_paths, metastore, state_dir, dialect, database) -> list[StatementResult]:
-    source, close = _source(layout_paths, metastore, state_dir)
+def _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt,
+         explain: bool) -> list[StatementResult]:
+    source, close = _source(layout_paths, metastore, state_dir, Console(fmt))
     try:
-        return process(queries, source, dialect=dialect, database=database)
+        return process(queries, source, dialect=dialect, database=database, on_error=on_error, explain=explain)
     finally:
         close()
 
 
-@cli.command("rewrite")
-@click.argument("queries", type=click.Path(dir_okay=False))
-@click.option("--out", type=click.Path(dir_okay=False), help="Write the rewritten SQL here (default: stdout).")
+@click.command("rewrite")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False))
+@output_file_option
 @_common
-def rewrite_cmd(queries, out, layout_paths, database, dialect, fmt, metastore, state_dir):
+def rewrite_cmd(queries, output, layout_paths, database, metastore, state_dir, dialect, on_error, fmt):
     """Add the partition predicate of each laid-out table to every query in QUERIES."""
-    results = _run(queries, layout_paths, metastore, state_dir, dialect, database)
+    results = _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt, explain=False)
     if fmt == "json":
         payload = [{"statement": r.number, "line": r.line, "sql": r.rewritten,
-                    "scans": [asdict(n) for n in r.notes]} for r in results]
+                    "scans": [asdict(n) for n in r.notes], **({"skipped": r.skipped} if r.skipped else {})}
+                   for r in results]
         text = json.dumps(payload, indent=2)
     else:
         text = "".join(r.rewritten.rstrip() + ";\n\n" for r in results)
         pruned = sum(1 for r in results if r.rewritten != r.sql)
-        click.echo(f"{pruned} of {len(results)} statements rewritten to prune partitions", err=True)
-    if out:
-        Path(out).write_text(text, encoding="utf-8")
+        skipped = sum(1 for r in results if r.skipped)
+        click.echo(f"{pruned} of {len(results)} statements rewritten to prune partitions"
+                   + (f"; {skipped} could not be read and were left as they are" if skipped else ""), err=True)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
 
@@ -151,23 +162,27 @@ def _rows(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
 
 
-@cli.command("explain")
-@click.argument("queries", type=click.Path(dir_okay=False))
+@click.command("explain")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False))
 @_common
-def explain_cmd(queries, layout_paths, database, dialect, fmt, metastore, state_dir):
+def explain_cmd(queries, layout_paths, database, metastore, state_dir, dialect, on_error, fmt):
     """For each scan of a laid-out table in QUERIES: partitions read, estimated rows, and why."""
-    results = _run(queries, layout_paths, metastore, state_dir, dialect, database)
+    results = _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt, explain=True)
     if fmt == "json":
         payload = [{"statement": r.number, "line": r.line,
                     "scans": [asdict(s) | {"estimated_rows": e, "table_rows": t,
                                            "rewritten": n.rewritten, "reason": n.reason}
-                              for s, n, e, t in zip(r.scans, r.notes, r.estimated_rows, r.table_rows)]}
+                              for s, n, e, t in zip(r.scans, r.notes, r.estimated_rows, r.table_rows)],
+                    **({"skipped": r.skipped} if r.skipped else {})}
                    for r in results]
         click.echo(json.dumps(payload, indent=2))
         return
     for r in results:
         head = " ".join(r.sql.split())
         click.echo(f"statement {r.number} (line {r.line}): {head[:100]}{'…' if len(head) > 100 else ''}")
+        if r.skipped:
+            click.echo(f"  not read: {r.skipped}")
+            continue
         if not r.scans:
             click.echo("  no laid-out table read")
         for s, n, est, total in zip(r.scans, r.notes, r.estimated_rows, r.table_rows):

@@ -1,8 +1,21 @@
-"""SQL emitted for a layout: region predicates, CREATE TABLE, the apply/append statements."""
-from planner.emit.apply_sql import append_statements, apply_statements, partition_case, zorder_expr
-from planner.emit.conditions import literal, region_contains, region_predicate, valueset_predicate
-from planner.emit.ddl import create_table_sql, layout_from_properties, layout_properties
+"""SQL emitted for a layout: region predicates, CREATE TABLE, the apply/append statements.
 
-__all__ = ["append_statements", "apply_statements", "partition_case", "zorder_expr", "literal",
-           "region_contains", "region_predicate", "valueset_predicate", "create_table_sql",
-           "layout_from_properties", "layout_properties"]
+Names are imported from their modules on first use (PEP 562): ``planner.emit.conditions`` alone
+(what the rewriter needs) must not pull in the apply statements, hence numpy and pyarrow.
+"""
+import importlib
+
+_WHERE = {
+    "append_statements": "apply_sql", "apply_statements": "apply_sql", "partition_case": "apply_sql",
+    "zorder_expr": "apply_sql", "literal": "conditions", "region_contains": "conditions",
+    "region_predicate": "conditions", "valueset_predicate": "conditions", "create_table_sql": "ddl",
+    "layout_from_properties": "ddl", "layout_properties": "ddl",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'planner.emit' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"planner.emit.{_WHERE[name]}"), name)

@@ -158,8 +158,14 @@ def _rename(old: exp.Table, new: exp.Table) -> exp.Alter:
     return exp.Alter(this=old, kind="TABLE", actions=[exp.AlterRename(this=new)])
 
 
-def backup_name(source: str | exp.Table, when: dt.datetime | None = None, dialect: str = "hive") -> exp.Table:
+def backup_name(source: str | exp.Table, when: dt.datetime | None = None, dialect: str = "hive",
+                layout: Layout | None = None) -> exp.Table:
+    """``<t>__before_<stamp>``: the stamp is ``when``, else the time the layout was advised (so the
+    advice folder and ``planner apply`` name the same table), else now."""
     t = table_expr(source, dialect)
+    advised = dict(layout.meta).get("advised_at") if layout is not None else None
+    if when is None and advised:
+        when = dt.datetime.strptime(str(advised), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
     stamp = (when or dt.datetime.now(dt.timezone.utc)).strftime("%Y%m%d%H%M%S")
     t.set("this", exp.to_identifier(f"{t.name}__before_{stamp}", quoted=True))
     return t

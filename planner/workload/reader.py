@@ -1,26 +1,33 @@
 """Read a workload file: split it into statements, parse them, keep the queries.
 
-Statements are split on the tokenizer's semicolons, so a ``;`` inside a string or a comment is
-not a separator, and every statement keeps its 1-based number and starting line for error
-messages. ``SET``, ``USE`` and DDL are skipped and counted (``USE db`` still changes the database
-that unqualified table names belong to). Every SELECT, INSERT … SELECT and UNION becomes a
-``Query`` with the scans of each base table it reads (see ``scans.py``).
+    statements.py  the file -> numbered statements (Hive CLI commands recognised, never parsed)
+    parse.py       a statement -> a query, a view, ``USE db`` or a skip (EXPLAIN, CTAS, INSERT,
+                   FROM-first multi-insert unwrapped)
+    views.py       views defined earlier (or in a metastore) replaced by their definitions
+    pushdown.py    filters on derived tables pushed into them
+    scans.py       every base-table scan of a query and the predicate that filters it
+
+Skipped statements (SET, USE, DDL, DESCRIBE, dfs, …) are counted by kind (``USE db`` still changes
+the database that unqualified table names belong to). No query is lost silently: a statement that
+holds a SELECT becomes a ``Query``, with a note when it reads no table, and a view that no query of
+the file reads counts as a query of its own.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
 
-from planner.cnf.ir import Expr
+from planner.cnf.ir import TRUE, Expr
 from planner.errors import InputError, Location, SchemaError, WorkloadError
-from planner.workload.scans import Schema, iter_scans
+from planner.workload.parse import Parsed, classify
+from planner.workload.pushdown import has_derived_sources, push_into_derived
+from planner.workload.scans import Schema, iter_scans, table_name
+from planner.workload.statements import Statement, split_statements, template_name
+from planner.workload.views import ViewLookup, Views
 
 DIALECTS = ("hive", "spark")
 
@@ -50,6 +57,7 @@ class Workload:
     queries: tuple[Query, ...]
     skipped: tuple[tuple[str, int], ...] = ()  # (reason, count)
     errors: tuple[str, ...] = ()  # statements skipped under --on-error skip
+    views: tuple[str, ...] = ()  # views followed into the queries that read them
 
     def tables(self) -> list[str]:
         return sorted({s.table for q in self.queries for s in q.scans})
@@ -62,179 +70,149 @@ class Workload:
         return h.hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class Statement:
-    number: int
-    line: int
-    sql: str
-    comments: tuple[str, ...] = field(default=())
-    tokens: tuple = field(default=(), repr=False, compare=False)  # reused so each statement is tokenized once
-
-
-def split_statements(text: str, path: str, dialect: str = "hive") -> Iterator[Statement]:
-    """The file's statements, each numbered and with its starting line.
-
-    Text the tokenizer cannot read (an unterminated string or comment, a stray quote) raises a
-    ``WorkloadError`` naming the statement and the line where the unreadable token starts, after
-    the complete statements before it were yielded: nothing after it can be split reliably.
-    """
-    tokenizer = sqlglot.Dialect.get_or_raise(dialect).tokenizer()
-    try:
-        tokens = tokenizer.tokenize(text)
-    except TokenError:
-        read = list(tokenizer.tokens)
-        ends = [i for i, t in enumerate(read) if t.token_type == TokenType.SEMICOLON]
-        complete = read[:ends[-1] + 1] if ends else []
-        done = list(_statements(text, complete))
-        yield from done
-        raise _token_error(text, path, read, len(done) + 1) from None
-    yield from _statements(text, tokens)
-
-
-def _token_error(text: str, path: str, read: list, statement: int) -> WorkloadError:
-    """The tokenizer stopped just after the last token it read (whitespace skipped)."""
-    pos = read[-1].end + 1 if read else 0
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    snippet = text[pos:pos + 30]
-    what = ("an unterminated string or quoted name" if snippet[:1] in ("'", '"', "`")
-            else "an unterminated comment" if snippet.startswith("/*") else "text that is not SQL")
-    line = text.count("\n", 0, pos) + 1
-    return WorkloadError(f"cannot read the SQL: {what} starting {snippet!r}", Location(path, statement, line))
-
-
-def _statements(text: str, tokens: list) -> Iterator[Statement]:
-    number, start = 0, None
-    comments: list[str] = []
-    for i, tok in enumerate(tokens + [None]):
-        if tok is None or tok.token_type == TokenType.SEMICOLON:
-            if start is not None:
-                number += 1
-                first, last = tokens[start], tokens[i - 1]
-                yield Statement(number, first.line, text[first.start:last.end + 1], tuple(comments),
-                                tuple(tokens[start:i]))
-            start, comments = None, []
-            continue
-        if start is None:
-            start = i
-            comments = list(tok.comments or [])
-
-
-_LITERAL_TOKENS = frozenset({TokenType.STRING, TokenType.NUMBER, TokenType.NATIONAL_STRING, TokenType.RAW_STRING,
-                             TokenType.BIT_STRING, TokenType.HEX_STRING, TokenType.BYTE_STRING,
-                             TokenType.HEREDOC_STRING, TokenType.UNICODE_STRING})
-
-
-def _template(stmt: Statement) -> str:
-    """The statement's name: its closest leading comment, else a hash of its shape.
-
-    The shape is the token stream with every literal replaced by ``?`` (keywords and unquoted
-    names lower-cased), so ``a < 5`` and ``A < 7`` share a template. Tokens, not the parsed tree:
-    replacing 10,000 literals of an IN list in a sqlglot tree one by one costs quadratic time.
-    """
-    for c in reversed(stmt.comments):  # the comment closest to the statement names it
-        c = c.strip()
-        if c:
-            return c.split("\n")[-1].strip()[:60]
-    h = hashlib.sha1()
-    for t in stmt.tokens:
-        text = "?" if t.token_type in _LITERAL_TOKENS else (
-            t.text if t.token_type == TokenType.IDENTIFIER else t.text.lower())
-        h.update(f"{t.token_type.name}\x1f{text}\x1e".encode("utf-8", "surrogatepass"))
-    return "T" + h.hexdigest()[:8]
-
-
-_SKIP = ((exp.Set, "SET"), (exp.Use, "USE"), (exp.Create, "DDL"), (exp.Drop, "DDL"), (exp.Alter, "DDL"),
-         (exp.Command, "other command"), (exp.Describe, "other command"))
-
-
 def read_workload(path: str | Path, *, dialect: str = "hive", schema: Schema | None = None,
                   on_error: str = "fail", database: str | None = None,
-                  tables: Iterable[str] | None = None) -> Workload:
+                  tables: Iterable[str] | None = None, views: ViewLookup | None = None) -> Workload:
     """Read and parse a workload file. ``on_error`` is ``fail`` or ``skip``."""
     path = str(path)
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+    text = read_text(path)
+    return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database,
+                          tables=tables, views=views)
+
+
+def read_text(path: str) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise WorkloadError("no such file", Location(path)) from None
+    except IsADirectoryError:
+        raise WorkloadError("cannot read the file: it is a directory", Location(path)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise WorkloadError(f"cannot read the file: {e}", Location(path)) from None
-    return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database,
-                          tables=tables)
 
 
 def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive", schema: Schema | None = None,
                    on_error: str = "fail", database: str | None = None,
-                   tables: Iterable[str] | None = None) -> Workload:
-    """Parse a workload text. ``tables`` limits scan analysis to those tables (faster)."""
-    schema = schema or Schema()
-    only = frozenset(t.lower() for t in tables) if tables else None
-    queries: list[Query] = []
-    skipped: dict[str, int] = {}
-    errors: list[str] = []
-    current_db = database.lower() if database else None
-    for stmt in _readable(split_statements(text, path, dialect), on_error, errors, skipped):
-        where = Location(path, stmt.number, stmt.line)
+                   tables: Iterable[str] | None = None, views: ViewLookup | None = None) -> Workload:
+    """Parse a workload text. ``tables`` limits scan analysis to those tables (faster); ``views``
+    looks up views the file does not define (e.g. in a metastore)."""
+    if dialect not in DIALECTS:
+        raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+    reader = _Reader(path, dialect, schema or Schema(), on_error, database,
+                     frozenset(t.lower() for t in tables) if tables else None, Views(dialect, views))
+    for stmt in reader.statements(text):
+        reader.read(stmt)
+    return reader.workload()
+
+
+class _Reader:
+    """The state of one pass over a file: current database, views defined, counts."""
+
+    def __init__(self, path, dialect, schema, on_error, database, only, views: Views):
+        self.path, self.dialect, self.schema, self.on_error, self.only = path, dialect, schema, on_error, only
+        self.current_db = database.lower() if database else None
+        self.views = views
+        self.queries: list[Query] = []
+        self.skipped: dict[str, int] = {}
+        self.errors: list[str] = []
+        self.view_statements: dict[str, tuple[Statement, Parsed, str | None]] = {}
+
+    def statements(self, text: str) -> Iterator[Statement]:
+        """The statements, until one cannot be tokenized (an error, or under ``skip`` the end)."""
         try:
-            tree = _parse(stmt, dialect)
-        except (ParseError, TokenError) as e:
-            _fail(WorkloadError(f"syntax error: {_first_line(e)}", where), on_error, errors, skipped)
-            continue
+            yield from split_statements(text, self.path, self.dialect)
+        except WorkloadError as e:
+            self.fail(e)
+
+    def count(self, label: str) -> None:
+        self.skipped[label] = self.skipped.get(label, 0) + 1
+
+    def fail(self, err: InputError) -> None:
+        if self.on_error != "skip":
+            raise err
+        self.errors.append(str(err))
+        self.count("error")
+
+    def read(self, stmt: Statement) -> None:
+        where = Location(self.path, stmt.number, stmt.line)
+        try:
+            parsed = classify(stmt, self.dialect, self.path)
+        except WorkloadError as e:
+            self.fail(e)
+            return
         except RecursionError:
-            _fail(WorkloadError("statement is nested too deeply to parse", where), on_error, errors, skipped)
-            continue
-        kind = next((label for cls, label in _SKIP if isinstance(tree, cls)), None)
-        if isinstance(tree, exp.Use):
-            current_db = tree.this.name.lower() if tree.this is not None else current_db
-        if kind is not None or not tree.find(exp.Select):
-            skipped[kind or "no SELECT"] = skipped.get(kind or "no SELECT", 0) + 1
-            continue
-        notes: list[str] = []
+            self.fail(WorkloadError("statement is nested too deeply to parse", where))
+            return
+        if parsed.kind == "use":
+            self.current_db = parsed.label
+            self.count("USE")
+        elif parsed.kind == "skip":
+            self.count(parsed.label)
+        elif parsed.kind == "drop_view":
+            self.views.drop(parsed.name, self.current_db)
+            self.count("DDL")
+        elif parsed.kind == "view":
+            try:
+                key = self.views.define(parsed.name, parsed.tree, self.current_db)
+            except RecursionError:
+                self.fail(WorkloadError("view is nested too deeply to follow", where))
+                return
+            self.view_statements[key] = (stmt, parsed, self.current_db)
+        elif parsed.kind == "tables":
+            self.whole_tables(stmt, parsed)
+        else:
+            self.query(stmt, parsed, where, parsed.tree)
+
+    def whole_tables(self, stmt: Statement, parsed: Parsed) -> None:
+        """A statement in Hive syntax sqlglot cannot parse: each table it reads is read whole."""
+        scans = []
+        for t in parsed.tables:
+            name = table_name(t, self.current_db)
+            if self.only is None or name in self.only or name.rsplit(".", 1)[-1] in self.only:
+                scans.append(Scan(name, t.name.lower(), TRUE, None))
+        note = (f"statement {stmt.number} uses Hive syntax the reader cannot parse (table functions, UNIQUEJOIN, "
+                "TRANSFORM … ROW FORMAT, …): its tables count as read whole, its filters are ignored")
+        self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, parsed.tokens),
+                                  tuple(scans), (note,)))
+
+    def query(self, stmt: Statement, parsed: Parsed, where: Location, tree: exp.Expression,
+              extra_notes: tuple[str, ...] = ()) -> None:
+        notes: list[str] = list(extra_notes)
         try:
-            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in iter_scans(tree, schema, current_db, dialect, notes, only))
+            if self.views:
+                tree = self.views.inline(tree, self.current_db)
+            if has_derived_sources(tree):  # the tree is this reader's own: changed in place
+                tree = push_into_derived(tree, self.schema, self.current_db, copy=False)
+            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns)
+                          for s in iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
         except SchemaError as e:
-            _fail(SchemaError(e.reason, where), on_error, errors, skipped)
-            continue
+            self.fail(SchemaError(e.reason, where))
+            return
         except RecursionError:
-            _fail(WorkloadError("statement is nested too deeply to analyse", where), on_error, errors, skipped)
-            continue
-        queries.append(Query(stmt.number, stmt.line, stmt.sql, _template(stmt), scans,
-                             tuple(dict.fromkeys(notes))))
-    if not queries and not errors:
-        what = "is empty" if not skipped else "has no queries (only " + ", ".join(skipped) + " statements)"
-        raise WorkloadError(f"the workload {what}", Location(path))
-    return Workload(path, dialect, tuple(queries), tuple(sorted(skipped.items())), tuple(errors))
+            self.fail(WorkloadError("statement is nested too deeply to analyse", where))
+            return
+        if not scans and self.only is None:
+            notes.append(f"statement {stmt.number} reads no table (constants, VALUES or a table function): "
+                         "nothing to lay out")
+        self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, parsed.tokens),
+                                  scans, tuple(dict.fromkeys(notes))))
 
-
-def _readable(stmts: Iterator[Statement], on_error: str, errors: list[str],
-              skipped: dict[str, int]) -> Iterator[Statement]:
-    """The statements, until one cannot be tokenized (an error, or under ``skip`` the end)."""
-    try:
-        yield from stmts
-    except WorkloadError as e:
-        _fail(e, on_error, errors, skipped)
-
-
-def _parse(stmt: Statement, dialect: str) -> exp.Expression:
-    d = sqlglot.Dialect.get_or_raise(dialect)
-    trees = d.parser().parse(list(stmt.tokens), stmt.sql) if stmt.tokens else [None]
-    if len(trees) != 1 or trees[0] is None:
-        raise ParseError("expected exactly one statement")
-    return trees[0]
-
-
-def _first_line(e: Exception) -> str:
-    errs = getattr(e, "errors", None)
-    if errs:
-        d = errs[0]
-        return f"{d.get('description', '')} near {d.get('highlight', '')!r} (line {d.get('line')}, column {d.get('col')})"
-    return str(e).split("\n")[0]
-
-
-def _fail(err: InputError, on_error: str, errors: list[str], skipped: dict[str, int]) -> None:
-    if on_error != "skip":
-        raise err
-    errors.append(str(err))
-    skipped["error"] = skipped.get("error", 0) + 1
+    def workload(self) -> Workload:
+        followed = sorted(k for k in self.view_statements if k in self.views.read)
+        for key, (stmt, parsed, db) in self.view_statements.items():
+            if key in self.views.read:
+                self.count("CREATE VIEW")
+                continue
+            saved, self.current_db = self.current_db, db
+            self.query(stmt, parsed, Location(self.path, stmt.number, stmt.line), parsed.tree,
+                       (f"view {key} is not read by any query of the file: its definition counts as a query",))
+            self.current_db = saved
+        queries = sorted(self.queries, key=lambda q: q.number)
+        if not queries and not self.errors:
+            what = "is empty" if not self.skipped else (
+                "has no queries (only " + ", ".join(sorted(self.skipped)) + " statements)")
+            raise WorkloadError(f"the workload {what}", Location(self.path))
+        return Workload(self.path, self.dialect, tuple(queries), tuple(sorted(self.skipped.items())),
+                        tuple(self.errors), tuple(followed))

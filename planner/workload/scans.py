@@ -14,8 +14,9 @@ conditions that may filter that scan *before* the join without changing the resu
 * A LEFT/SEMI/ANTI join's ON filters its own right side (``b`` gets ``<on1>``); a RIGHT join's ON
   filters the sources before it; FULL joins filter nothing.
 
-Predicates on derived tables are not pushed into them (conservative); their own WHERE is a scope
-of its own and is collected there.
+Predicates on derived tables are not pushed into them here; their own WHERE is a scope of its own
+and is collected there. The workload reader first pushes such filters into the derived table
+(``pushdown.py``); the rewriter does not, so it never prunes by a filter it cannot place.
 """
 from __future__ import annotations
 
@@ -58,7 +59,9 @@ class Schema:
         if table in self.tables:
             return self.tables[table]
         short = table.rsplit(".", 1)[-1]
-        matches = [v for k, v in self.tables.items() if k.rsplit(".", 1)[-1] == short and "." not in table]
+        if "." in table:  # db.t: a schema naming t without a database describes it too
+            return self.tables.get(short)
+        matches = [v for k, v in self.tables.items() if k.rsplit(".", 1)[-1] == short]
         return matches[0] if len(matches) == 1 else None
 
     def __bool__(self) -> bool:
@@ -83,6 +86,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             continue
         joins = select.args.get("joins") or []
         sources = [from_.this] + [j.this for j in joins]
+        named: list = []  # (column, qualifier) named in this SELECT, found once and only if needed
         for pos, src in enumerate(sources):
             if not isinstance(src, exp.Table) or not isinstance(scope.sources.get(src.alias_or_name), exp.Table):
                 continue
@@ -90,12 +94,47 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             if not _wanted(name, only):
                 continue
             owner = _owner(scope, sources, src, name, schema, notes)
-            conds = [to_ir(c, owner, dialect) for c in _pushable(select, joins, pos)]
+            conds = [to_ir(c, owner, dialect) for c in pushable_conditions(select, joins, pos)]
+
+            def columns_named(select=select, scope=scope, named=named) -> set[tuple[str, str]]:
+                if not named:
+                    named.append(_named_columns(select, scope))
+                return named[0]
+
             yield ScanSite(name, src.alias_or_name.lower(), and_(conds) if conds else TRUE,
-                           _columns_read(select, scope, src, owner, single=len(sources) == 1), src, scope)
+                           _columns_read(select, src, owner, columns_named, single=len(sources) == 1), src, scope)
 
 
-def _columns_read(select: exp.Select, scope: Scope, me: exp.Table, owner, single: bool) -> frozenset[str] | None:
+def base_tables(tree: exp.Expression, current_db: str | None = None) -> list[tuple[str, str, str]]:
+    """``(qualified name, database, table)`` of every base table ``tree`` reads, in order, once each
+    (what ``iter_scans`` would visit, without working out any predicate: cheap)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for scope in traverse_scope(tree):
+        for src in scope.sources.values():
+            if isinstance(src, exp.Table) and src.name:
+                name = table_name(src, current_db)
+                db = src.args.get("db")
+                out.setdefault(name, (name, db.name if db is not None else (current_db or "default"), src.name))
+    return list(out.values())
+
+
+def _named_columns(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
+    """(column, qualifier) of the columns this SELECT names itself: nested SELECTs are their own
+    scopes, and ``ORDER BY total`` names a projection, not a column. One walk down the tree
+    (``scope.columns`` walks up from every column: quadratic on a 10,000-term OR)."""
+    aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
+    out = set()
+    for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Query, exp.Subquery))):
+        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
+            name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
+            if qualifier or name not in aliases:
+                out.add((name, qualifier))
+    return out
+
+
+def _columns_read(select: exp.Select, me: exp.Table, owner, named, single: bool) -> frozenset[str] | None:
+    """The columns of ``me`` the SELECT reads (None: all of them); ``named()`` lists the SELECT's
+    columns (worked out only when no ``*`` makes the answer "all")."""
     alias = me.alias_or_name.lower()
     for star in select.expressions:
         if isinstance(star, exp.Star) and single:
@@ -103,21 +142,14 @@ def _columns_read(select: exp.Select, scope: Scope, me: exp.Table, owner, single
         if isinstance(star, exp.Star) or (isinstance(star, exp.Column) and isinstance(star.this, exp.Star)
                                           and (not star.table or star.table.lower() == alias)):
             return None
-    out = set()
-    for c in scope.columns:
-        if isinstance(c.this, exp.Star) or c.find_ancestor(exp.Select) is not select:
-            continue  # columns of correlated subqueries are resolved in their own scope
-        name = owner(c)
-        if name is not None:
-            out.add(name)
-    return frozenset(out)
+    return frozenset(n for n in (owner.of(col, qual) for col, qual in named()) if n is not None)
 
 
 def _side(j: exp.Join) -> str:
     return (j.side or "").upper()
 
 
-def _pushable(select: exp.Select, joins: list[exp.Join], pos: int) -> list[exp.Expression]:
+def pushable_conditions(select: exp.Select, joins: list[exp.Join], pos: int) -> list[exp.Expression]:
     out: list[exp.Expression] = []
 
     def nullable(p: int, upto: int) -> bool:
@@ -147,24 +179,27 @@ def _pushable(select: exp.Select, joins: list[exp.Join], pos: int) -> list[exp.E
     return out
 
 
+def _source_columns(scope: Scope, src, schema: Schema) -> frozenset[str] | None:
+    """The columns a FROM/JOIN source is known to have (None: unknown)."""
+    if isinstance(src, exp.Table) and isinstance(scope.sources.get(src.alias_or_name), exp.Table):
+        cols = schema.columns(table_name(src, None)) or schema.columns(src.name.lower())
+        return None if cols is None else frozenset(cols)
+    inner = scope.sources.get(src.alias_or_name)
+    if isinstance(inner, Scope) and isinstance(inner.expression, (exp.Select, exp.SetOperation)):
+        return frozenset(n.lower() for n in inner.expression.named_selects)
+    return None
+
+
 def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, notes: list[str]):
+    """``owner(column)``: the column's name if it belongs to ``me``, else None (memoised by name)."""
     alias = me.alias_or_name.lower()
     my_cols = schema.columns(my_table)
-    others = [s for s in sources if s is not me]
+    others = [_source_columns(scope, s, schema) for s in sources if s is not me] if schema or len(sources) > 1 else []
+    memo: dict[tuple[str, str], str | None] = {}
 
-    def source_has(src, col: str) -> bool | None:
-        if isinstance(src, exp.Table) and isinstance(scope.sources.get(src.alias_or_name), exp.Table):
-            cols = schema.columns(table_name(src, None)) or schema.columns(src.name.lower())
-            return None if cols is None else col in cols
-        inner = scope.sources.get(src.alias_or_name)
-        if isinstance(inner, Scope) and isinstance(inner.expression, (exp.Select, exp.SetOperation)):
-            return col in {n.lower() for n in inner.expression.named_selects}
-        return None
-
-    def owner(c: exp.Column) -> str | None:
-        col = c.name.lower()
-        if c.table:
-            if c.table.lower() != alias:
+    def decide(col: str, qualifier: str) -> str | None:
+        if qualifier:
+            if qualifier != alias:
                 return None
             if my_cols is not None and col not in my_cols:
                 raise SchemaError(f"table {my_table} has no column {col}")
@@ -177,14 +212,23 @@ def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, 
             return None
         if not others:
             return col  # the only table in scope, no schema: assume it is ours
-        claims = [source_has(s, col) for s in others]
-        if any(claims):
+        if any(cols is not None and col in cols for cols in others):
             return None
-        if all(c is False for c in claims):
+        if all(cols is not None for cols in others):
             return col
         notes.append(f"column {col} could belong to several tables; give a schema to resolve it")
         return None
 
+    def of(col: str, qualifier: str) -> str | None:
+        key = (col, qualifier)
+        if key not in memo:
+            memo[key] = decide(col, qualifier)
+        return memo[key]
+
+    def owner(c: exp.Column) -> str | None:
+        return of(c.name.lower(), c.table.lower() if c.table else "")
+
+    owner.of = of
     return owner
 
 

@@ -1,15 +1,15 @@
 """Bundled workloads: pure-Python generators of HiveQL query lists.
 
 * :func:`tpch_workload` -- TPC-H queries that read lineitem, with qgen-style
-  substitution parameters (:mod:`planner.workloads.tpch`);
+  substitution parameters (:mod:`planner.workload_gen.tpch`);
 * :func:`q6_variants` -- Q6-style multidimensional range queries at known
-  selectivities (:mod:`planner.workloads.q6_variants`);
+  selectivities (:mod:`planner.workload_gen.q6_variants`);
 * :func:`adhoc_workload` -- one random ~10% range predicate per query
-  (:mod:`planner.workloads.adhoc`).
+  (:mod:`planner.workload_gen.adhoc`).
 
 :func:`workload_file_text` renders a workload as the text of a ``.sql`` file
 (statements separated by ``;`` and a blank line, header comment first);
-``python -m planner.workloads`` writes such files.
+``python -m planner.workload_gen`` writes such files.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ GENERATORS: dict[str, Callable[[int, int, float], list[str]]] = {
 }
 
 _FUNCTION = {
-    "tpch": "planner.workloads.tpch.tpch_workload",
-    "q6": "planner.workloads.q6_variants.q6_variants",
-    "adhoc": "planner.workloads.adhoc.adhoc_workload",
+    "tpch": "planner.workload_gen.tpch.tpch_workload",
+    "q6": "planner.workload_gen.q6_variants.q6_variants",
+    "adhoc": "planner.workload_gen.adhoc.adhoc_workload",
 }
 
 
@@ -68,7 +68,7 @@ def workload_file_text(kind: str, n: int, seed: int, *, scale_factor: float = 1)
     and ``seed`` (and the scale factor where it matters), then the statements,
     each ending with ``;`` and separated by a blank line."""
     queries = generate(kind, n, seed, scale_factor=scale_factor)
-    cmd = ["python", "-m", "planner.workloads", kind, "-n", str(n), "--seed", str(seed)]
+    cmd = ["python", "-m", "planner.workload_gen", kind, "-n", str(n), "--seed", str(seed)]
     params = f"n={n}, seed={seed}"
     if kind != "tpch":
         params += f", scale_factor={_sf_text(scale_factor)}"

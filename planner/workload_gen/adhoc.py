@@ -7,7 +7,7 @@ random attribute, so no fixed partitioning serves all queries).  Ranges are
 half-open: ``col >= lo and col < hi``.
 
 Selectivities come from the TPC-H value distributions documented in
-:mod:`planner.workloads.q6_variants`.  Discrete columns cannot always hit 10%:
+:mod:`planner.workload_gen.q6_variants`.  Discrete columns cannot always hit 10%:
 ``l_discount`` (11 values) gives 9.1%, ``l_tax`` (9 values) 11.1%,
 ``l_quantity`` (50 values) exactly 10%.
 """

@@ -1,7 +1,7 @@
 """Write a workload file.
 
-    python -m planner.workloads tpch|q6|adhoc -n N --seed S [--scale-factor SF] [-o FILE]
-    python -m planner.workloads golden [-o DIR]      # sql/tpch/qNN.sql golden files
+    python -m planner.workload_gen tpch|q6|adhoc -n N --seed S [--scale-factor SF] [-o FILE]
+    python -m planner.workload_gen golden [-o DIR]      # sql/tpch/qNN.sql golden files
 
 Without ``-o`` the workload goes to standard output.
 """
@@ -17,7 +17,7 @@ from .tpch import ALL_TEMPLATES, golden_query
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m planner.workloads", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m planner.workload_gen", description=__doc__.split("\n\n")[0])
     ap.add_argument("kind", choices=[*GENERATORS, "golden"], help="workload generator, or golden TPC-H files")
     ap.add_argument("-n", type=int, default=100, help="number of queries (default 100)")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -1,0 +1,2 @@
+dfs -cat ../../data/files/kv1.txt;
+

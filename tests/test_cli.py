@@ -1,0 +1,168 @@
+"""The ``planner`` command as a user meets it: start-up cost, paths, options, exit codes, errors.
+
+Commands that need no Spark start none: ``--help``, ``analyze``, ``rewrite``/``explain`` with
+``--layout`` (checked on the import trace of a fresh process: pyspark, hence a JVM, never loads).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks.corpus_bench import _year_layout  # noqa: E402
+
+
+def run(*args: str, cwd: Path | None = None, importtime: bool = False) -> subprocess.CompletedProcess:
+    cmd = [sys.executable] + (["-X", "importtime"] if importtime else []) + ["-m", "planner.cli", *args]
+    return subprocess.run(cmd, cwd=cwd or ROOT, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PLANNER_PLAIN="1"))
+
+
+def imported(stderr: str) -> set[str]:
+    return {line.split("|")[-1].strip().split(".")[0] for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+@pytest.fixture(scope="module")
+def advice_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("advice") / "lineitem"
+    _year_layout(folder)
+    return folder
+
+
+QUERIES = """use tpch;
+set hive.exec.parallel=true;
+dfs -ls /tmp/*;
+-- the year 1995
+select count(*) from lineitem where l_shipdate >= date '1995-01-01' and l_shipdate < date '1996-01-01';
+explain extended select * from lineitem where l_shipdate < date '1993-01-01';
+select * from orders where o_orderdate = '1995-01-01';
+"""
+
+
+def test_help_imports_nothing_heavy():
+    proc = run("--help", importtime=True)
+    assert proc.returncode == 0 and "Exit codes: 0 success" in proc.stdout
+    assert not imported(proc.stderr) & {"pyspark", "numpy", "pyarrow", "sqlglot", "py4j"}
+
+
+def test_rewrite_with_layout_files_starts_no_jvm(advice_dir, tmp_path):
+    (tmp_path / "q.sql").write_text(QUERIES)
+    proc = run("rewrite", "q.sql", "--layout", str(advice_dir), "-o", "out.sql", cwd=tmp_path, importtime=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not imported(proc.stderr) & {"pyspark", "py4j", "pyarrow"}
+    out = (tmp_path / "out.sql").read_text()
+    assert "2 of 6 statements rewritten to prune partitions" in proc.stderr
+    assert "dfs -ls /tmp/*;" in out and "set hive.exec.parallel=true;" in out  # commands pass through untouched
+    assert "explain extended select * from (SELECT" in out  # the query inside EXPLAIN is pruned
+    assert out.count("`planner_pid` IN (0, 4)") == 1 and out.count("`planner_pid` IN (0, 1, 8)") == 1
+
+
+def test_analyze_starts_no_jvm():
+    proc = run("analyze", "sql/tpch_workload.sql", "--schema", "sql/tpch_schema.sql", "--format", "json",
+               importtime=True)
+    assert proc.returncode == 0
+    assert not imported(proc.stderr) & {"pyspark", "py4j", "pyarrow"}
+
+
+def test_explain_reads_layout_files(advice_dir, tmp_path):
+    (tmp_path / "q.sql").write_text(QUERIES)
+    result = CliRunner().invoke(cli, ["explain", str(tmp_path / "q.sql"), "--layout", str(advice_dir)])
+    assert result.exit_code == 0, result.output
+    assert "tpch.lineitem: reads 2 of 9 partitions" in result.stdout
+    assert "pruned by l_shipdate IN [DATE '1995-01-01', DATE '1995-12-31']" in result.stdout
+
+
+def test_rewrite_on_error_skip_keeps_a_bad_statement_as_it_is(advice_dir, tmp_path):
+    q = tmp_path / "q.sql"
+    q.write_text("use tpch;\nselect * from lineitem where (;\nselect * from lineitem where l_shipdate < '1993-01-01';\n")
+    failed = CliRunner().invoke(cli, ["rewrite", str(q), "--layout", str(advice_dir)])
+    assert failed.exit_code == 2 and failed.stderr.startswith(f"error: {q}:2, statement 2: syntax error")
+    ok = CliRunner().invoke(cli, ["rewrite", str(q), "--layout", str(advice_dir), "--on-error", "skip",
+                                  "--format", "json"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.stdout)
+    assert doc[1]["sql"] == "select * from lineitem where (" and "syntax error" in doc[1]["skipped"]
+    assert "`planner_pid` IN" in doc[2]["sql"]
+
+
+def test_old_option_spellings_still_work(advice_dir, tmp_path):
+    q = tmp_path / "q.sql"
+    q.write_text("select * from tpch.lineitem where l_shipdate < '1993-01-01';\n")
+    result = CliRunner().invoke(cli, ["rewrite", str(q), "--layout", str(advice_dir), "--out", str(tmp_path / "o.sql")])
+    assert result.exit_code == 0 and "`planner_pid` IN" in (tmp_path / "o.sql").read_text()
+
+
+# ---- paths, exit codes, one-line errors --------------------------------------------------------------
+def test_dev_resolves_paths_where_the_caller_stands(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "w.sql").write_text("select * from t where a = 1;\n")
+    proc = subprocess.run([str(ROOT / "dev"), "planner", "analyze", "w.sql", "--format", "json"],
+                          cwd=tmp_path / "work", capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["workload"] == "w.sql"
+
+
+@pytest.mark.parametrize("args,code,needle", [
+    (["analyze", "nope.sql"], 2, "'nope.sql' does not exist"),
+    (["advise", "nope.sql"], 2, "'nope.sql' does not exist"),
+    (["rewrite", "q.sql", "--metastore", "localhost:9083"], 2, "must look like thrift://host:port"),
+    (["explain", "q.sql", "--metastore", "thrift://127.0.0.1"], 2, "must name a port"),
+    (["analyze", "q.sql", "--format", "yaml"], 2, "Invalid value for '--format'"),
+    (["analyze", "q.sql", "--since", "2024-01-01"], 2, "apply to --from-eventlog only"),
+    (["analyze", "--from-eventlog", "."], 2, "no statements left in the event logs"),
+    (["apply", "."], 2, "layout.json: cannot read the layout"),
+])
+def test_usage_and_input_errors_exit_2_in_one_line(tmp_path, args, code, needle, monkeypatch):
+    (tmp_path / "q.sql").write_text("select * from t;\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == code, result.output
+    assert result.stderr.startswith("error: ") and needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+
+
+def test_a_usage_error_in_a_fresh_process_is_one_line_too(tmp_path):
+    proc = run("rewrite", "nope.sql", "--layout", ".", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "error: Invalid value for 'QUERIES': File 'nope.sql' does not exist. " \
+                          "(see 'planner rewrite --help')\n"
+
+
+@pytest.mark.parametrize("command", ["advise", "rewrite", "explain", "apply", "append"])
+def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, command, monkeypatch):
+    from hive_integration.servers import free_port
+
+    (tmp_path / "q.sql").write_text("select * from t where a = 1;\n")
+    _year_layout(tmp_path / "advice")
+    uri = f"thrift://127.0.0.1:{free_port()}"
+    args = {"advise": ["q.sql", "--table", "t"], "rewrite": ["q.sql"], "explain": ["q.sql"], "apply": ["advice"],
+            "append": ["b", "--into", "t"]}[command]
+    expected = (f"error: --metastore {uri}: cannot connect to metastore {uri[9:]}: "
+                f"Could not connect to any of [('127.0.0.1', {uri.rsplit(':', 1)[1]})]")
+    if command == "advise":  # a fresh process: the import trace shows no JVM was on its way
+        proc = run(command, *args, "--metastore", uri, cwd=tmp_path, importtime=True)
+        assert proc.returncode == 1, proc.stderr[-2000:]
+        assert [line for line in proc.stderr.splitlines() if not line.startswith("import time:")] == [expected]
+        assert "pyspark" not in imported(proc.stderr)
+        return
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [command, *args, "--metastore", uri])
+    assert result.exit_code == 1 and result.stderr.splitlines() == [expected], result.output
+
+
+def test_spark_and_thrift_failures_are_one_line():
+    from planner.cli.main import external_error
+
+    from thrift.transport.TTransport import TTransportException
+
+    assert external_error(TTransportException(message="TSocket read 0 bytes")) == "thrift: TSocket read 0 bytes"
+    assert external_error(ValueError("x")) is None
