@@ -8,7 +8,7 @@ on them, and a query that asks for them can then skip the other side.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
 
@@ -85,6 +85,8 @@ class TableAnalysis:
     scans: tuple[ScanAnalysis, ...]
     candidates: tuple[CandidatePlan, ...]
     notes: tuple[str, ...] = ()
+    types: Mapping[str, str] = field(default_factory=dict)  # column -> Spark type the scans were read with
+    settings: Settings = Settings()  # the session the scans were read under
 
     def filter_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -119,7 +121,8 @@ def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | N
         for c, vs in s.sets.items():
             by_col.setdefault(c, []).append(vs)
     cands = tuple(candidate_plan(table, c, all_kinds[c], sets, len(sets)) for c, sets in sorted(by_col.items()))
-    return TableAnalysis(table, all_kinds, derived, tuple(scans), cands, tuple(notes))
+    return TableAnalysis(table, all_kinds, derived, tuple(scans), cands, tuple(notes),
+                         {c: str(t) for c, t in types.items()}, settings)
 
 
 def _analyse_predicate(predicate, types, budget, derived: dict[str, ColumnPair], settings=Settings()):

@@ -50,6 +50,7 @@ from planner.costmodel.sample import SampleFrame
 from planner.emit import apply_statements, create_table_sql, region_contains
 from planner.layout import CATCH_ALL, Layout
 from planner.rewrite import rewrite_query
+from planner.semantics.settings import Settings
 from planner.workload import Schema, parse_workload
 
 D, T = dt.date, dt.datetime
@@ -105,14 +106,20 @@ def test_casts_of_literals_fold_as_spark_casts():
     assert {c: str(v) for c, v in scan.sets.items()} == {"dec": "{1.56}", "i": "{2}", "k": "{4}", "n": "{-1}"}
 
 
-def test_time_zone_aware_sample_timestamps_are_wall_clock():
+def test_time_zone_aware_sample_timestamps_are_instants():
     # Spark's toArrow tags TIMESTAMP with the session time zone; the sample must compare with
-    # naive literals (it raised TypeError: can't compare offset-naive and offset-aware datetimes).
+    # naive bounds (it raised TypeError: can't compare offset-naive and offset-aware datetimes).
+    # The planner holds a TIMESTAMP as its instant in UTC: 19:00 in Tokyo is 10:00 UTC, and a
+    # query's TIMESTAMP '2020-01-01 19:00:00' read in a Tokyo session is that same instant.
     col = pa.array([T(2020, 1, 1, 10)], pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz="Asia/Tokyo"))
     frame = SampleFrame(pa.table({"ts": col}))
-    assert frame.uniques("ts") == [T(2020, 1, 1, 19)]
-    scan = _scan("select * from t where ts >= TIMESTAMP '2020-01-01 19:00:00'")
-    assert frame.mask("ts", scan.sets["ts"]).tolist() == [True]
+    assert frame.uniques("ts") == [T(2020, 1, 1, 10)]
+    wl = parse_workload("select * from t where ts >= TIMESTAMP '2020-01-01 19:00:00'", "w.sql",
+                        schema=Schema({"t": COLUMNS}))
+    tokyo = analyze_table(wl, "t", COLUMNS, settings=Settings(True, "Asia/Tokyo")).scans[0]
+    utc = analyze_table(wl, "t", COLUMNS, settings=Settings(True, "UTC")).scans[0]
+    assert frame.mask("ts", tokyo.sets["ts"]).tolist() == [True]
+    assert frame.mask("ts", utc.sets["ts"]).tolist() == [False]
 
 
 def test_huge_and_tiny_doubles_are_emitted_as_double_literals():

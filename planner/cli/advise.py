@@ -71,7 +71,9 @@ def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partit
     target = table if table in names else next((n for n in names if n.split(".")[-1] == table.split(".")[-1]), None)
     if target is None:
         raise InputError(f"{workload}: no query reads {table} (tables read: {', '.join(sorted(names))})")
-    analysis = analyze_table(wl, target, columns)
+    from hive_integration.layouts import session_settings  # the layout records them
+
+    analysis = analyze_table(wl, target, columns, settings=session_settings(spark))
     log = (lambda m: click.echo(m, err=True)) if fmt == "text" else None
     stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=log)
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
