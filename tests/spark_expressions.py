@@ -95,7 +95,7 @@ class ExpressionGenerator:
     def literal_double(self) -> str:
         t = self.pick(DOUBLE_TEXTS)
         if self.rng.random() < 0.3:
-            t = f"{self.rng.uniform(-1000, 1000):.{self.rng.randrange(1, 17)}g}e0"
+            t = format(self.rng.uniform(-1000, 1000), f".{self.rng.randrange(0, 17)}e")  # e.g. -5.123e+02
         return f"({t})" if t.startswith("-") else self.pick([t, t, "CAST('NaN' AS DOUBLE)", "-0.0D",
                                                             "CAST('-0.0' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)"])
 
@@ -163,3 +163,75 @@ class ExpressionGenerator:
 
 
 __all__ = ["ExpressionGenerator"]
+
+
+# ---- predicates on columns ------------------------------------------------------------------------
+COLUMN_TYPES = {"i": "INT", "n": "BIGINT", "d2": "DECIMAL(15,2)", "d6": "DECIMAL(15,6)", "d18": "DECIMAL(38,18)",
+                "f": "FLOAT", "x": "DOUBLE", "c": "CHAR(5)", "v": "VARCHAR(5)", "s": "STRING", "dt": "DATE",
+                "ts": "TIMESTAMP", "b": "BOOLEAN"}
+CHAR_STRINGS = ["ab", "ab ", "ab   ", "ab   x", "abcde", "abcdef", "", " ", "a", "b", "zz", "ab\t"]
+
+
+def column_rows() -> list[dict]:
+    """SQL literals of each column, one dict per row: boundaries, NaN, -0.0, padding, DST edges."""
+    ints = ["0", "1", "-1", "5", "2147483647", "-2147483648", "12", "NULL"]
+    bigs = ["0", "9007199254740992", "9007199254740993", "-9223372036854775808", "9223372036854775807", "5", "NULL"]
+    dec2 = ["1.01", "1.00", "0.33", "-0.01", "9999999999999.99", "5.50", "0.00", "NULL"]
+    dec6 = ["0.333333", "0.333334", "1.005000", "-1.5", "123456789.123456", "0.000001", "NULL"]
+    dec18 = ["0.333333333333333333", "1.004999999999999999", "1.005", "-99999999999999999999.999999999999999999",
+             "0.1", "NULL"]
+    floats = ["CAST(0.1 AS FLOAT)", "CAST(1.5 AS FLOAT)", "CAST('NaN' AS FLOAT)", "CAST(-0.0 AS FLOAT)",
+              "CAST(16777217 AS FLOAT)", "CAST('Infinity' AS FLOAT)", "CAST(0.3 AS FLOAT)", "NULL"]
+    doubles = ["0.1D", "0.30000000000000004D", "CAST('NaN' AS DOUBLE)", "-0.0D", "1e300D", "2.5D",
+               "9007199254740993D", "CAST('-Infinity' AS DOUBLE)", "0.3D", "NULL"]
+    chars = [string_literal(s) for s in ["ab", "ab   ", "abcde", "", "a", "zz"]] + ["NULL"]
+    dates = [f"DATE '{d}'" for d in ["2020-01-01", "2020-03-08", "2020-11-01", "1999-12-31", "2020-02-29"]] + ["NULL"]
+    stamps = [f"TIMESTAMP '{t}'" for t in ["2020-01-01 00:00:00+00:00", "2020-03-08 10:30:00+00:00",
+                                           "2020-11-01 08:30:00+00:00", "2019-12-31 15:00:00+00:00",
+                                           "2020-01-01 08:00:00+00:00", "2020-06-15 12:34:56.5+00:00"]] + ["NULL"]
+    rows = []
+    for k in range(36):
+        pick = lambda xs: xs[(k * 7 + len(xs)) % len(xs) if k % 2 else k % len(xs)]  # noqa: E731
+        rows.append({"i": pick(ints), "n": pick(bigs), "d2": pick(dec2), "d6": pick(dec6), "d18": pick(dec18),
+                     "f": pick(floats), "x": pick(doubles), "c": pick(chars), "v": pick(chars), "s": pick(chars),
+                     "dt": pick(dates), "ts": pick(stamps), "b": pick(["TRUE", "FALSE", "NULL"])})
+    return rows
+
+
+class PredicateGenerator(ExpressionGenerator):
+    """``column <op> constant`` (and IN, BETWEEN) over ``COLUMN_TYPES``, constants of fitting and
+    of unfitting types."""
+
+    def constant(self, col: str) -> str:
+        t = COLUMN_TYPES[col]
+        if self.rng.random() < 0.1:
+            return self.value(1)  # anything: mismatched types included
+        if col in ("c", "v", "s"):
+            return string_literal(self.pick(CHAR_STRINGS)) if self.rng.random() < 0.7 else self.string(1)
+        if col == "dt":
+            return self.pick([self.date, self.string, self.timestamp])(1)
+        if col == "ts":
+            return self.pick([self.timestamp, self.timestamp, self.string, self.date])(1)
+        if col == "b":
+            return self.boolean(1)
+        if t in ("FLOAT", "DOUBLE") and self.rng.random() < 0.3:
+            return self.pick(["0.1", "0.1F", "CAST(0.1 AS FLOAT)", "0.30000000000000004", "0.3", "1e300", "2.5",
+                              "CAST('NaN' AS DOUBLE)", "16777217", "9007199254740993", "0", "-0.0D"])
+        return self.pick([self.number, self.number, self.string_number])(1)
+
+    def predicate_on(self, col: str) -> str:
+        shape = self.rng.randrange(10)
+        if col in ("c", "v", "s") and self.rng.random() < 0.15:
+            pattern = self.pick(["ab", "ab%", "", "abcde", "ab   ", "a%", "%", "zz%", "ab___"])
+            return f"{col} {self.pick(['', 'NOT '])}LIKE {string_literal(pattern)}"
+        if shape == 0:
+            items = ", ".join(self.constant(col) for _ in range(self.rng.randrange(1, 4)))
+            return f"{col} {self.pick(['', 'NOT '])}IN ({items})"
+        if shape == 1:
+            return f"{col} BETWEEN {self.constant(col)} AND {self.constant(col)}"
+        const = self.constant(col)
+        op = self.pick(COMPARISONS)
+        return f"{col} {op} {const}" if shape > 3 else f"{const} {op} {col}"
+
+    def column_predicate(self) -> str:
+        return self.predicate_on(self.pick(list(COLUMN_TYPES)))

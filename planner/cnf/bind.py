@@ -121,7 +121,7 @@ def _from(a: Cmp, out: Sides | Unbound) -> Expr | str:
     return Pred(a.column, out.true, out.false, True)
 
 
-def _bind(a: Cmp, t: SparkType, settings: Settings) -> Expr | str:
+def _bind(a: Cmp, t: SparkType, settings: Settings, pad: bool = True) -> Expr | str:
     col, kind = a.column, t.kind
     if a.op == "isnull":
         p = Pred(col, ValueSet.only_null(kind), ValueSet.not_null(kind))
@@ -131,8 +131,9 @@ def _bind(a: Cmp, t: SparkType, settings: Settings) -> Expr | str:
     if a.op == "between":
         # Spark reads x BETWEEN lo AND hi as x >= lo AND x <= hi (each side coerced on its own);
         # desugared, NULL bounds follow 3-valued logic ('a' NOT BETWEEN NULL AND '' is TRUE).
+        # Unlike a comparison, a BETWEEN does not pad its bounds for a CHAR(n) column.
         lo, hi = a.values
-        parts = [_bind(Cmp(col, ">=", (lo,)), t, settings), _bind(Cmp(col, "<=", (hi,)), t, settings)]
+        parts = [_bind(Cmp(col, ">=", (lo,)), t, settings, False), _bind(Cmp(col, "<=", (hi,)), t, settings, False)]
         failed = [p for p in parts if isinstance(p, _Fails)]
         if failed:
             return failed[0]
@@ -149,7 +150,7 @@ def _bind(a: Cmp, t: SparkType, settings: Settings) -> Expr | str:
         p = Pred(col, true, false)
         return p.negate() if a.negated else p
     (c,) = consts
-    return _from(a, comparison(t, a.op, c, settings))
+    return _from(a, comparison(t, a.op, c, settings, pad=pad))
 
 
 def _bind_like(a: Cmp, t: SparkType) -> Expr:
@@ -170,7 +171,11 @@ def _bind_like(a: Cmp, t: SparkType) -> Expr:
     if t.name == "char" and rest != "":
         return _opaque(a, f"LIKE with wildcards on {t} column {a.column} (values are padded to {t.precision})")
     if rest == "":
-        true = ValueSet.points(kind, [prefix])
+        # no wildcard: equality with the text as is (LIKE does not pad); every CHAR(n) value has
+        # exactly n characters, so a pattern of another length matches none (and leaves no short
+        # bound that Spark would pad if it were written into a region)
+        fits = t.name != "char" or len(prefix) == t.precision
+        true = ValueSet.points(kind, [prefix]) if fits else ValueSet.nothing(kind)
         exact = True
     else:
         exact = rest == "%"

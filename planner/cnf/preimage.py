@@ -61,8 +61,6 @@ def domain_value(v: Typed, column: SparkType):
     """A value of the column's own type as the column's value sets hold it."""
     if column.kind is Kind.FLOAT:
         return float_value(v.value)
-    if column.name == "char" and isinstance(v.value, str) and len(v.value) < column.precision:
-        return v.value.ljust(column.precision)
     return v.value
 
 
@@ -74,8 +72,9 @@ def _pad(t: SparkType, v: Typed) -> Typed:
 
 
 # ---- one comparison -------------------------------------------------------------------------------
-def comparison(column: SparkType, op: str, const: Const, settings: Settings) -> Sides | Unbound:
-    """The sets of ``column <op> const``."""
+def comparison(column: SparkType, op: str, const: Const, settings: Settings, *, pad: bool = True) -> Sides | Unbound:
+    """The sets of ``column <op> const``. ``pad=False``: the bounds of a BETWEEN, which Spark 4.3
+    does *not* pad for a CHAR column (``c BETWEEN 'ab ' AND 'ab'`` compares with 'ab' as is)."""
     kind = column.kind
     rule = integral_vs_decimal_literal(op, column, const)
     if isinstance(rule, bool):
@@ -86,13 +85,19 @@ def comparison(column: SparkType, op: str, const: Const, settings: Settings) -> 
     if not isinstance(v, Typed):
         return Unbound(f"{const}: {v.reason}" if isinstance(v, Raises) else f"{const} is not modelled: {v.reason}",
                        isinstance(v, Raises))
-    if v.is_null:
-        return Sides(ValueSet.nothing(kind), ValueSet.nothing(kind))  # x = NULL is never TRUE nor FALSE
-    v = _pad(column, v)
+    if pad:
+        v = _pad(column, v)
+    elif column.name == "char" and isinstance(v.value, str) and len(v.value) < column.precision:
+        # The sets would be exact, but their bound is shorter than n: written into a region, Spark
+        # would pad it and mean another range (for values holding characters below ' ').
+        return Unbound(f"BETWEEN on a {column} column with a bound shorter than {column.precision} "
+                       f"({render(v.value)}): Spark does not pad it; not modelled")
     int_lit = const.value if isinstance(const, Lit) and const.type.is_integral and not const.from_cast else None
     common = comparison_type(column, v.type, settings.ansi, None, int_lit)
     if common is None:
         return Unbound(f"Spark cannot compare a {column} column with {v.type} {const}")
+    if v.is_null:
+        return Sides(ValueSet.nothing(kind), ValueSet.nothing(kind))  # x = NULL is never TRUE nor FALSE
     w = cast(v, common, settings)
     if not isinstance(w, Typed):
         return Unbound(f"{const} as {common}: {w.reason}", isinstance(w, Raises))
@@ -117,11 +122,12 @@ def snap(column: SparkType, bound, upper: bool):
     if bound in (ALL, EMPTY) or not (column.is_integral or column.is_decimal):
         return bound
     value, closed = bound
-    step = Decimal(1).scaleb(-column.scale) if column.is_decimal else Decimal(1)
-    top = (Decimal(10) ** (column.precision - column.scale) - step) if column.is_decimal else Decimal(column.max_value)
-    bottom = -top if column.is_decimal else Decimal(column.min_value)
     with localcontext() as ctx:
-        ctx.prec = 2100
+        ctx.prec = 2100  # exact: a 38-digit bound must not be rounded to the default 28 digits
+        step = Decimal(1).scaleb(-column.scale) if column.is_decimal else Decimal(1)
+        top = (Decimal(10) ** (column.precision - column.scale) - step) if column.is_decimal \
+            else Decimal(column.max_value)
+        bottom = -top if column.is_decimal else Decimal(column.min_value)
         v = Decimal(value)
         k = v / step
         on_grid = k == k.to_integral_value()
@@ -139,7 +145,9 @@ def snap(column: SparkType, bound, upper: bool):
                 return ALL
     if column.is_integral or g == g.to_integral_value():
         return (int(g) if column.is_integral else Decimal(int(g))), True
-    return g.normalize(), True  # 0.050 -> 0.05: the shortest spelling of the grid value
+    with localcontext() as ctx:
+        ctx.prec = 100
+        return g.normalize(), True  # 0.050 -> 0.05: the shortest spelling of the grid value
 
 
 def _set(kind: Kind, op: str, lo, hi) -> ValueSet:

@@ -95,7 +95,7 @@ def negate(a: Typed, settings: Settings) -> Outcome:
     if t.is_integral:
         return _integral(-a.value, t, settings.ansi)
     if t.is_decimal:
-        return Typed(round_decimal(-a.value, t.precision, t.scale), t)
+        return Typed(round_decimal(a.value.copy_negate(), t.precision, t.scale), t)  # exact, no context
     return Typed(-a.value, t)
 
 

@@ -48,7 +48,9 @@ def round_decimal(d: Decimal, precision: int, scale: int) -> Decimal | None:
 
 def decimal_text(d: Decimal, scale: int) -> str:
     """``Decimal.toPlainString`` at the type's scale."""
-    return format(d.quantize(Decimal(1).scaleb(-scale)) if scale else d.quantize(Decimal(1)), "f")
+    with localcontext() as ctx:
+        ctx.prec = 200
+        return format(d.quantize(Decimal(1).scaleb(-scale)), "f")
 
 
 def _truncate(d: Decimal) -> int:
@@ -154,7 +156,10 @@ def _from_decimal(d: Decimal, src: SparkType, to: SparkType, settings: Settings,
     if to.name == "float":
         return Typed(exact_to_float32(d), to)
     if to.is_string:
-        return Typed(decimal_text(d, src.scale), to)
+        # ANSI on: BigDecimal.toPlainString; off: BigDecimal.toString, which switches to E
+        # notation below 1E-6 ('1E-7', '1.000E-7'), as Python's str(Decimal) does.
+        text = decimal_text(d, src.scale)
+        return Typed(text if ansi else str(Decimal(text)), to)
     if to.name == "boolean":
         return Typed(d != 0, to)
     return Unmodelled(f"cast from {src} to {to}")

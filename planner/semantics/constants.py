@@ -168,7 +168,7 @@ def decimal_literal(d: Decimal) -> Lit | None:
     sign, digits, exponent = d.as_tuple()
     scale = max(-exponent, 0)
     if exponent > 0:
-        d = d.quantize(Decimal(1))
+        d = Decimal(int(d))  # exact (a context-bound quantize would round past 28 digits)
     precision = max(len(d.as_tuple().digits), scale, 1)
     if precision > MAX_PRECISION:
         return None
