@@ -34,7 +34,7 @@ from sqlglot import exp
 from planner.emit.apply_sql import apply_statements, backup_name
 from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
 from planner.errors import ApplyError, LayoutError, LeaseError
-from planner.layout import Layout
+from planner.layout import Layout, clashing_ids
 
 OWNER, SINCE = "planner.apply.owner", "planner.apply.since"
 STATE, PREVIOUS = "planner.apply.state", "planner.previous"
@@ -131,13 +131,9 @@ class Catalog:
         return name in self.tables()
 
     def columns(self, name: str) -> dict[str, str]:
-        cols: dict[str, str] = {}
-        for row in self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect))):
-            col = str(row[0] or "").strip()
-            if not col or col.startswith("#"):
-                break  # "# Partition Information" repeats the partition columns
-            cols[col.lower()] = str(row[1]).strip().lower()
-        return cols
+        from hive_integration.columns import columns_from_describe  # the reader advise uses too
+
+        return columns_from_describe(self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect))))
 
     def properties(self, name: str) -> dict[str, str]:
         rows = self.run(exp.Command(this=f"SHOW TBLPROPERTIES {self.sql(name)}"))
@@ -261,6 +257,24 @@ def source_columns(cat: Catalog, layout: Layout, expected: Mapping[str, str] | N
     return cols
 
 
+def _check_ids(cat: Catalog, layout: Layout) -> None:
+    """Refuse a layout whose partition ids name other regions in the table or one of its backups:
+    SQL rewritten for one would read a wrong subset of the other (``planner.layout``)."""
+    src = cat.names.source
+    for name in [src] + sorted(t for t in cat.tables() if t.startswith(src + BACKUP_INFIX)):
+        props = cat.properties(name)
+        if "planner.layout.parts" not in props:
+            continue
+        try:
+            old = layout_from_properties(props)
+        except LayoutError:
+            continue
+        clash = clashing_ids(layout, old)
+        if clash:
+            raise ApplyError(f"partition ids {clash[:5]} of this layout name other regions in "
+                             f"{cat.names.qualified(name)}; run `planner advise` again for a new generation")
+
+
 def _is_ours(props: Mapping[str, str], layout: Layout) -> bool:
     return "planner.layout.parts" in props and props.get("planner.source", "").lower() == layout.table.lower()
 
@@ -304,6 +318,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             return report
 
     columns = source_columns(cat, layout, expected_columns)
+    _check_ids(cat, layout)
     owner = acquire_lease(cat, src, ttl=lease_ttl, break_lease=break_lease)
     say(f"lease on {names.qualified(src)} taken ({owner})")
     step = "create"

@@ -10,7 +10,8 @@
 
 Each answers ``lookup(db, table)`` with the table's layout and columns, or ``None`` for a table
 that is not laid out (or does not exist: the engine will report that when the query runs).
-``sql(spark, text)`` (re-exported as ``planner.sql``) runs a query through the rewrite.
+``sql(spark, text)`` (re-exported as ``planner.sql``) runs a query through the rewrite, under the
+session's own settings (``session_settings``).
 """
 from __future__ import annotations
 
@@ -21,10 +22,12 @@ from typing import Iterable, Protocol
 
 from sqlglot import exp
 
+from hive_integration.columns import spark_columns
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.layout import Layout
 from planner.rewrite import rewrite_query, tables_read
+from planner.semantics.settings import DEFAULT_TIME_ZONE, Settings
 
 LAYOUT_KEY = "planner.layout.parts"
 
@@ -88,8 +91,7 @@ class SparkCatalogLayouts(_Cached):
         if layout is None:
             return None
         pcol = layout.partition_column.lower()
-        columns = {f.name.lower(): f.dataType.simpleString() for f in self.spark.table(table).schema.fields
-                   if f.name.lower() != pcol}
+        columns = {c: t for c, t in spark_columns(self.spark, table).items() if c != pcol}
         return TableLayout(f"{db}.{name}", layout, columns)
 
 
@@ -154,11 +156,19 @@ def layouts_of(tables: Iterable[tuple[str, str, str]], source: LayoutSource
     return layouts, columns
 
 
+def session_settings(spark) -> Settings:
+    """The settings of a Spark session that change what a query means (ANSI mode, time zone)."""
+    ansi = str(spark.conf.get("spark.sql.ansi.enabled", "true")).strip().lower() == "true"
+    return Settings(ansi, str(spark.conf.get("spark.sql.session.timeZone", DEFAULT_TIME_ZONE)))
+
+
 def sql(spark, text: str, *, dialect: str = "spark"):
     """``spark.sql(text)``, reading only the partitions each laid-out table scan may need.
 
     Layouts come from the tables' TBLPROPERTIES (parsed once per layout checksum, so a re-applied
-    layout is picked up); tables without one are left alone.
+    layout is picked up); tables without one are left alone. The rewrite follows this session's
+    ANSI mode and time zone. Should an apply swap the table between reading its layout and running
+    the query, the query's filter does not know the new layout's partition ids and reads them all.
     """
     current_db = spark.catalog.currentDatabase()
     layouts, columns = layouts_for(text, SparkCatalogLayouts(spark), dialect=dialect, current_db=current_db)
@@ -169,7 +179,7 @@ def sql(spark, text: str, *, dialect: str = "spark"):
         substituted = "${" in text and str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() != "false"
         try:
             text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
-                                    prune=not substituted)
+                                    prune=not substituted, settings=session_settings(spark))
         except SchemaError:
             pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
     return spark.sql(text)

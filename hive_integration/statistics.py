@@ -41,12 +41,15 @@ def _files(spark: SparkSession, table: str) -> list[tuple[str, int, int]]:
 
 
 def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
-    """Column name -> Hive type of an existing table (a clear error if it does not exist)."""
+    """Column name -> declared type of an existing table (a clear error if it does not exist).
+
+    Read by ``hive_integration.columns``, as apply reads it: CHAR(n) stays char(n)."""
+    from hive_integration.columns import spark_columns
+
     try:
-        fields = spark.table(table).schema.fields
+        return spark_columns(spark, table)
     except PySparkException as e:
         raise InputError(f"table {table} not found in the metastore ({str(e).splitlines()[0]})") from None
-    return {f.name.lower(): f.dataType.simpleString() for f in fields}
 
 
 def _widths(files: list[tuple[str, int, int]], schema: dict[str, str], spark: SparkSession, table: str) -> dict:

@@ -17,7 +17,7 @@ from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams, LayoutCost
 from planner.costmodel.search import SearchResult, search
 from planner.costmodel.statistics import TableStats
-from planner.layout import Layout
+from planner.layout import Layout, with_generation
 from planner.pruning import hit_matrix
 from planner.workload import Workload
 
@@ -35,7 +35,12 @@ class Advice:
 
     @property
     def layout(self) -> Layout:
-        best = self.result.best.layout
+        """The winner as it is recorded: partition ids of its own generation (``planner.layout``),
+        the Spark types of the columns its regions name, the session it was advised under."""
+        cost = self.result.best
+        types = tuple((a, self.analysis.types[a]) for a in cost.layout.attributes if a in self.analysis.types)
+        best = with_generation(replace(cost.layout, types=types, settings=self.analysis.settings))
+        cost = replace(cost, layout=best)
         meta = dict(best.meta) | {
             "workload": self.workload.path,
             "workload_fingerprint": self.workload.fingerprint(),
@@ -43,7 +48,7 @@ class Advice:
             "table_rows": self.stats.rows,
             "estimated_rows_read": round(self.result.best.rows),
             "estimated_full_scan_rows": round(self.full_scan_rows),
-        } | write_hints(self.result.best, self.stats, self.params)
+        } | write_hints(cost, self.stats, self.params)
         return replace(best, meta=tuple(meta.items()))
 
 

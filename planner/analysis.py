@@ -8,15 +8,17 @@ on them, and a query that asks for them can then skip the other side.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
 
-from planner.cnf.bind import bind, infer_kinds
+from planner.cnf.bind import bind, column_type, infer_kinds
 from planner.cnf.convert import project
 from planner.cnf.ir import ColumnPair, Opaque, Pred, and_
 from planner.cnf.normalize import DEFAULT_BUDGET, ColumnGroups, clause_str, cnf, group_by_column, nnf
-from planner.cnf.values import Kind, kind_of_type
+from planner.cnf.values import Kind
+from planner.semantics.settings import Settings
+from planner.semantics.types import parse_type
 from planner.cnf.valueset import ValueSet
 from planner.cps import CandidatePlan, candidate_plan
 from planner.workload import Workload
@@ -83,6 +85,8 @@ class TableAnalysis:
     scans: tuple[ScanAnalysis, ...]
     candidates: tuple[CandidatePlan, ...]
     notes: tuple[str, ...] = ()
+    types: Mapping[str, str] = field(default_factory=dict)  # column -> Spark type the scans were read with
+    settings: Settings = Settings()  # the session the scans were read under
 
     def filter_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -93,21 +97,23 @@ class TableAnalysis:
 
 
 def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | None = None,
-                  budget: int = DEFAULT_BUDGET) -> TableAnalysis:
-    """Analyse every scan of ``table``; ``columns`` maps column name to Hive type when known."""
+                  budget: int = DEFAULT_BUDGET, settings: Settings = Settings()) -> TableAnalysis:
+    """Analyse every scan of ``table``; ``columns`` maps column name to its Spark/Hive type when
+    known. ``settings``: the session the workload runs in (ANSI mode, time zone)."""
     raw = [(i, s) for i, q in enumerate(workload.queries) for s in q.scans if s.table == table]
     notes: list[str] = []
     if columns:
-        kinds = {c.lower(): kind_of_type(t) for c, t in columns.items()}
-        for c, k in kinds.items():
-            if k is Kind.OTHER:
+        types = {c.lower(): parse_type(t) for c, t in columns.items()}
+        for c, t in types.items():
+            if t.kind is Kind.OTHER:
                 notes.append(f"column {c} ({columns[c]}) cannot be ordered; it is not used for partitioning")
     else:
-        kinds = infer_kinds(s.predicate for _, s in raw)
+        types = {c: column_type(k) for c, k in infer_kinds(s.predicate for _, s in raw).items()}
+    kinds = {c: t.kind for c, t in types.items()}
     derived: dict[str, ColumnPair] = {}
     scans = []
     for i, s in raw:
-        groups, unused = _analyse_predicate(s.predicate, kinds, budget, derived)
+        groups, unused = _analyse_predicate(s.predicate, types, budget, derived, settings)
         scans.append(ScanAnalysis(i, s.alias, groups, unused, s.columns))
     all_kinds = dict(kinds) | {k: Kind.BOOLEAN for k in derived}
     by_col: dict[str, list[ValueSet]] = {}
@@ -115,11 +121,15 @@ def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | N
         for c, vs in s.sets.items():
             by_col.setdefault(c, []).append(vs)
     cands = tuple(candidate_plan(table, c, all_kinds[c], sets, len(sets)) for c, sets in sorted(by_col.items()))
-    return TableAnalysis(table, all_kinds, derived, tuple(scans), cands, tuple(notes))
+    return TableAnalysis(table, all_kinds, derived, tuple(scans), cands, tuple(notes),
+                         {c: str(t) for c, t in types.items()}, settings)
 
 
-def _analyse_predicate(predicate, kinds, budget, derived: dict[str, ColumnPair]):
-    bound = project(nnf(bind(predicate, kinds)))
+def _analyse_predicate(predicate, types, budget, derived: dict[str, ColumnPair], settings=Settings()):
+    """Bind, project, CNF and group one scan's predicate (``settings``: one or several sessions)."""
+    types = {c: column_type(t) for c, t in types.items()}
+    kinds = {c: t.kind for c, t in types.items()}
+    bound = project(nnf(bind(predicate, types, settings)))
     groups = group_by_column(cnf(bound, budget))
     sets = dict(groups.columns)
     residual = []
@@ -142,7 +152,9 @@ def _analyse_predicate(predicate, kinds, budget, derived: dict[str, ColumnPair])
     if groups.weakened:
         unused.append(("(whole predicate)", f"CNF exceeded the budget of {budget} clauses; a weaker form is used"))
     for a in _inexact(bound):
-        unused.append((a.text or str(a), "only approximated (LIKE pattern with inner wildcards)"))
+        text = a.text or str(a)
+        unused.append((text, "only approximated (LIKE pattern with inner wildcards)" if " LIKE " in text
+                       else "only approximated (its meaning differs between ANSI modes; a bound of both is used)"))
     groups = ColumnGroups(tuple(sorted(sets.items())), tuple(residual), groups.opaque, groups.weakened,
                           groups.unsatisfiable)
     return groups, tuple(sorted(set(unused)))
@@ -154,11 +166,11 @@ def _inexact(e) -> Iterable[Pred]:
 
 
 def analyze(workload: Workload, tables: Iterable[str] | None = None,
-            schemas: Mapping[str, Mapping[str, str]] | None = None, budget: int = DEFAULT_BUDGET
-            ) -> list[TableAnalysis]:
+            schemas: Mapping[str, Mapping[str, str]] | None = None, budget: int = DEFAULT_BUDGET,
+            settings: Settings = Settings()) -> list[TableAnalysis]:
     schemas = schemas or {}
     names = list(tables) if tables else workload.tables()
-    return [analyze_table(workload, t, schemas.get(t), budget) for t in names]
+    return [analyze_table(workload, t, schemas.get(t), budget, settings) for t in names]
 
 
 __all__ = ["analyze", "analyze_table", "TableAnalysis", "ScanAnalysis", "pair_attribute", "pair_feature", "parse_feature", "and_"]

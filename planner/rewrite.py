@@ -6,7 +6,19 @@
 The scan's predicate is found by ``planner.workload.scans`` (only what may filter the scan before
 the join, so outer joins stay correct) and analysed exactly as ``planner.analysis`` does; the
 partitions come from ``planner.pruning`` (the one pruning rule the cost model also uses). The
-catch-all partition 0 is always read. Replacing the table by a subquery with the same alias and
+catch-all partition 0 is always read.
+
+Stale SQL never returns wrong rows. The filter names the layout's own ids only for what it skips:
+``planner_pid IN (0, 482130003) OR NOT planner_pid BETWEEN 482130001 AND 482130012`` reads every
+partition of any other layout (a re-apply, a rollback, a partial re-layout), and a race between
+reading the layout and running the query (``planner.sql``) is harmless the same way.
+
+The session matters (``planner.semantics.Settings``). ``planner.sql`` knows it. A saved rewrite
+does not: it is pruned under both ANSI modes at once (an upper bound of both), in the time zone
+the layout was advised under, and when the pruning depended on that zone (a TIMESTAMP literal,
+a DATE compared with a TIMESTAMP) the filter carries ``OR current_timezone() <> '<zone>'``, so in
+any other zone the query reads every partition. Spark folds that guard away in the matching zone
+and still prunes. Replacing the table by a subquery with the same alias and
 the table's columns (the partition column left out, so ``SELECT *`` is unchanged) keeps the
 query's meaning under every join type. A query with nothing to prune comes back as the very same
 text, unless it shows all the table's columns (``SELECT *``, ``t.*``, ``struct(*)``): then the scan
@@ -22,11 +34,16 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from planner.analysis import ScanAnalysis, _analyse_predicate
+from planner.cnf.bind import column_type
+from planner.cnf.ir import Cmp, atoms
 from planner.cnf.normalize import DEFAULT_BUDGET
-from planner.cnf.values import Kind, kind_of_type
-from planner.emit.conditions import column_ref
+from planner.cnf.values import Kind
+from planner.emit.conditions import column_ref, partition_filter
 from planner.errors import InputError
-from planner.layout import CATCH_ALL, Layout
+from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
+from planner.semantics.constants import python_literal, zone_dependent as const_zone_dependent
+from planner.semantics.settings import Settings
+from planner.semantics.types import SparkType, parse_type
 from planner.pruning import hit_matrix
 from planner.workload.scans import ScanSite, Schema, iter_scans
 
@@ -42,6 +59,7 @@ class RewriteNote:
     partitions_total: int
     rewritten: bool
     reason: str = ""
+    guard: str = ""  # e.g. "time zone UTC": in another session zone the query reads every partition
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,19 @@ class ScanExplanation:
     partitions_read: tuple[int, ...]
     partitions_total: int
     predicates_used: tuple[str, ...]
+    predicates_not_used: tuple[tuple[str, str], ...] = ()  # (predicate, why it cannot prune)
+    partitions_matching: tuple[int, ...] = ()  # partitions every row of which matches (strict)
+
+
+@dataclass(frozen=True)
+class ScanPruning:
+    """What one scan of a laid-out table reads, and why."""
+
+    read: tuple[int, ...]
+    used: tuple[str, ...] = ()
+    unused: tuple[tuple[str, str], ...] = ()
+    zone_guard: str | None = None  # the session time zone the pruning holds in, when it depends on one
+    matching: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,6 +91,9 @@ class _Pruned:
     partitions: tuple[int, ...]
     total: int
     used: tuple[str, ...]
+    unused: tuple[tuple[str, str], ...] = ()
+    zone_guard: str | None = None
+    matching: tuple[int, ...] = ()
 
 
 def _schema(schema, layouts: Mapping[str, Layout] = {}) -> Schema:
@@ -71,7 +105,7 @@ def _schema(schema, layouts: Mapping[str, Layout] = {}) -> Schema:
     for name, cols in tables.items():
         layout = _lookup(lowered, name)
         if layout is not None:
-            cols.setdefault(layout.partition_column.lower(), "int")
+            cols.setdefault(layout.partition_column.lower(), PARTITION_COLUMN_TYPE.lower())
     return Schema(tables)
 
 
@@ -93,16 +127,30 @@ def _parse(sql: str, dialect: str) -> exp.Expression:
 
 
 def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
-                        budget: int = DEFAULT_BUDGET, prune: bool = True) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """The partition ids ``site`` may need (catch-all included) and the conditions that pruned."""
+                        budget: int = DEFAULT_BUDGET, prune: bool = True,
+                        settings: Settings | None = None) -> ScanPruning:
+    """The partition ids ``site`` may need (catch-all included) and the conditions that decided it.
+
+    ``settings``: the session that runs the query; None when unknown (a saved rewrite): both
+    ANSI modes, the layout's time zone, and ``zone_guard`` set when the pruning relies on it.
+    """
+    everything = tuple(sorted({p.id for p in layout.partitions} | {CATCH_ALL}))
     if not prune:
-        return tuple(sorted({p.id for p in layout.partitions} | {CATCH_ALL})), ()
-    kinds: dict[str, Kind] = dict(layout.kinds)
+        return ScanPruning(everything)
+    refusal = _refusal(layout, columns)
+    if refusal:
+        return ScanPruning(everything, unused=(("(every predicate)", refusal),))
+    types = {k: parse_type(t) for k, t in layout.types}
     if columns:
-        kinds.update({c.lower(): kind_of_type(t) for c, t in columns.items()})
-    kinds = {k: v for k, v in kinds.items() if k not in dict(layout.derived)}
-    groups, unused = _analyse_predicate(site.predicate, kinds, budget, {})
+        types.update({c.lower(): parse_type(t) for c, t in columns.items()})
+    for a, k in layout.kinds:
+        types.setdefault(a, column_type(k))
+    types = {k: v for k, v in types.items() if k not in dict(layout.derived)}
+    modes = (settings,) if settings is not None else (Settings(True, layout.settings.time_zone),
+                                                       Settings(False, layout.settings.time_zone))
+    groups, unused = _analyse_predicate(site.predicate, types, budget, {}, modes)
     scan = ScanAnalysis(0, site.alias, groups, unused, site.columns)
+    kinds = {k: t.kind for k, t in types.items()}
     all_kinds = kinds | {k: Kind.BOOLEAN for k, _ in layout.derived} | dict(layout.kinds)
     for a in scan.sets:
         all_kinds.setdefault(a, scan.sets[a].kind)
@@ -113,11 +161,61 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
     used = tuple(f"{a} IN {vs}" for a, vs in scan.sets.items() if a in attrs)
     if groups.unsatisfiable:
         used += ("(the predicate is never TRUE)",)
-    return tuple(sorted(read)), used
+    guard = None
+    if settings is None and len(read) < len(everything) and zone_dependent(site.predicate, types):
+        guard = layout.settings.time_zone
+    matching = strictly_matching(scan, layout) if not groups.unsatisfiable else ()
+    return ScanPruning(tuple(sorted(read)), used, unused, guard, matching)
+
+
+def _refusal(layout: Layout, columns: Mapping[str, str] | None) -> str:
+    """Why this layout must not be pruned by at all, or ''."""
+    if layout.version < 2:
+        return ("the layout was written by an older planner (version 1: partition ids shared by every layout, "
+                "timestamps as wall clock); apply it again to prune")
+    for a, t in layout.types:
+        now = (columns or {}).get(a)
+        if now is not None and parse_type(now) != parse_type(t):
+            return f"column {a} is now {now}, the layout was made for {t}"
+    return ""
+
+
+def zone_dependent(predicate, types: Mapping[str, SparkType]) -> bool:
+    """Whether reading ``predicate``'s constants needs the session time zone: a TIMESTAMP column,
+    a constant holding a TIMESTAMP, or a DATE column compared with one."""
+    for a in atoms(predicate):
+        if not isinstance(a, Cmp):
+            continue
+        t = types.get(a.column)
+        if t is not None and t.name == "timestamp":
+            return True
+        for v in a.values:
+            c = python_literal(v)
+            if const_zone_dependent(c):
+                return True
+    return False
+
+
+def strictly_matching(scan: ScanAnalysis, layout: Layout) -> tuple[int, ...]:
+    """Partitions every row of which satisfies the scan's predicate (strict projection).
+
+    Holds only when the predicate is exactly its per-column value sets (no residual or opaque
+    clause, no weakening, every set exact) and each of the partition's regions lies inside the
+    set of its attribute: ``region ⊆ TRUE set`` for exact sets means every row is TRUE.
+    """
+    g = scan.groups
+    if g.residual or g.opaque or g.weakened or scan.unused:
+        return ()
+    out = []
+    for p in layout.partitions:
+        region = p.conditions
+        if all(a in region and region[a].difference(vs).is_empty() for a, vs in scan.sets.items()):
+            out.append(p.id)
+    return tuple(out)
 
 
 def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, dialect: str,
-           current_db: str | None, prune: bool = True) -> list[_Pruned]:
+           current_db: str | None, prune: bool = True, settings: Settings | None = None) -> list[_Pruned]:
     layouts = {k.lower(): v for k, v in layouts.items()}
     only = frozenset(n for k in layouts for n in (k, k.rsplit(".", 1)[-1]))  # other tables' predicates are not needed
     out = []
@@ -125,9 +223,9 @@ def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, 
         layout = _lookup(layouts, site.table)
         if layout is None:
             continue
-        read, used = partitions_for_scan(site, layout, schema.columns(site.table), prune=prune)
+        got = partitions_for_scan(site, layout, schema.columns(site.table), prune=prune, settings=settings)
         total = len({p.id for p in layout.partitions} | {CATCH_ALL})
-        out.append(_Pruned(site, layout, read, total, used))
+        out.append(_Pruned(site, layout, got.read, total, got.used, got.unused, got.zone_guard, got.matching))
     return out
 
 
@@ -187,15 +285,19 @@ def _subquery_sql(p: _Pruned, columns: Mapping[str, str], dialect: str) -> str:
     inner = exp.select(*[column_ref(c) for c in columns if c.lower() != pcol.lower()], copy=False)
     inner = inner.from_(table, copy=False)
     if len(p.partitions) < p.total:
-        inner = inner.where(exp.In(this=column_ref(pcol), expressions=[exp.Literal.number(i) for i in p.partitions]),
-                            copy=False)
+        guard = None
+        if p.zone_guard is not None:
+            guard = exp.NEQ(this=exp.Anonymous(this="current_timezone", expressions=[]),
+                            expression=exp.Literal.string(p.zone_guard))
+        inner = inner.where(partition_filter(pcol, p.partitions, p.layout.known_ids, guard), copy=False)
     alias = node.args.get("alias")
     ident = alias.this.copy() if alias is not None else node.this.copy()
     return exp.Subquery(this=inner, alias=exp.TableAlias(this=ident)).sql(dialect=dialect)
 
 
 def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hive", schema=None,
-                  current_db: str | None = None, prune: bool | None = None) -> tuple[str, list[RewriteNote]]:
+                  current_db: str | None = None, prune: bool | None = None,
+                  settings: Settings | None = None) -> tuple[str, list[RewriteNote]]:
     """``sql`` with every prunable scan of a laid-out table narrowed to its partitions.
 
     Only the text of each rewritten table reference changes; the rest of the query is kept byte
@@ -204,13 +306,14 @@ def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hi
     With ``prune=False`` every scan reads every partition (``*`` still never shows the partition
     column). By default a query holding ``${`` is not pruned: Spark and Hive substitute variables
     in the text, quoted literals included, before they parse it (``'${x}'`` may run as ``''``), so
-    the text the planner reads is not the query that runs.
+    the text the planner reads is not the query that runs. ``settings``: the session that runs
+    the query, when known (``planner.sql``); otherwise see the module's notes.
     """
     if prune is None:
         prune = "${" not in sql
     tree = _parse(sql, dialect)
     schema = _schema(schema, layouts)
-    pruned = _prune(tree, layouts, schema, dialect, current_db, prune)
+    pruned = _prune(tree, layouts, schema, dialect, current_db, prune, settings)
     named = {c.name.lower() for c in tree.find_all(exp.Column)}
     notes: list[RewriteNote] = []
     edits: list[tuple[int, int, str]] = []
@@ -222,14 +325,15 @@ def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hi
             reason = "the parser did not keep the position of the table reference"
         if not reason:
             edits.append((span[0], span[1], _subquery_sql(p, columns, dialect)))
-        notes.append(RewriteNote(p.site.table, p.site.alias, p.partitions, p.total, not reason, reason))
+        guard = f"time zone {p.zone_guard}" if p.zone_guard and not reason and len(p.partitions) < p.total else ""
+        notes.append(RewriteNote(p.site.table, p.site.alias, p.partitions, p.total, not reason, reason, guard))
     for start, end, text in sorted(edits, reverse=True):
         sql = sql[:start] + text + sql[end + 1:]
     return sql, notes
 
 
 def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialect: str = "hive", schema=None,
-                  current_db: str | None = None) -> list[ScanExplanation]:
+                  current_db: str | None = None, settings: Settings | None = None) -> list[ScanExplanation]:
     """Per scan of a laid-out table: the partitions it reads and the conditions that decided it.
 
     ``stats`` (table name -> ``TableStats``) only supplies column types when no schema is given.
@@ -238,8 +342,8 @@ def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialec
     for name, st in (stats or {}).items():
         tables.setdefault(name.lower(), {c.lower(): t for c, t in st.schema.items()})
     tree = _parse(sql, dialect)
-    return [ScanExplanation(p.site.table, p.site.alias, p.partitions, p.total, p.used)
-            for p in _prune(tree, layouts, _schema(tables, layouts), dialect, current_db)]
+    return [ScanExplanation(p.site.table, p.site.alias, p.partitions, p.total, p.used, p.unused, p.matching)
+            for p in _prune(tree, layouts, _schema(tables, layouts), dialect, current_db, settings=settings)]
 
 
 # ---- layouts looked up by the tables a query reads ------------------------------------------------
@@ -258,4 +362,5 @@ def tables_read(sql: str, *, dialect: str = "hive", current_db: str | None = Non
     return list(out.values())
 
 
-__all__ = ["rewrite_query", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "partitions_for_scan"]
+__all__ = ["rewrite_query", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "ScanPruning",
+           "partitions_for_scan", "zone_dependent", "strictly_matching"]

@@ -234,7 +234,7 @@ def test_identifier_round_trips(dialect, name):
     (Decimal("0.055"), "0.055"), (Decimal("1E+3"), "1000"), (Decimal("-2.50"), "-2.50"), (7, "7"),
     (-3, "-3"), (3_000_000_000, "3000000000"), (True, "TRUE"),
     (D(1994, 1, 1), "CAST('1994-01-01' AS DATE)"),
-    (dt.datetime(2020, 2, 29, 13, 5, 7, 120000), "CAST('2020-02-29 13:05:07.120000' AS TIMESTAMP)"),
+    (dt.datetime(2020, 2, 29, 13, 5, 7, 120000), "CAST('2020-02-29 13:05:07.120000+00:00' AS TIMESTAMP)"),
 ])
 def test_literal_typing(value, text):
     for d in DIALECTS:

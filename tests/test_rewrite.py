@@ -57,8 +57,13 @@ def rw(sql):
 
 
 def read_sets(new_sql):
-    return [tuple(int(x.this) for x in w.this.expressions) for w in sqlglot.parse_one(new_sql, read="spark")
-            .find_all(exp.Where) if isinstance(w.this, exp.In) and w.this.this.name == "planner_pid"]
+    """The ids each partition filter lists (``planner_pid IN (…) OR NOT planner_pid BETWEEN …``)."""
+    out = []
+    for w in sqlglot.parse_one(new_sql, read="spark").find_all(exp.Where):
+        ins = [i for i in w.find_all(exp.In) if i.this.name == "planner_pid" and i.find_ancestor(exp.Where) is w]
+        if ins:
+            out.append(tuple(int(x.this) for x in ins[0].expressions))
+    return out
 
 
 # ---- shapes ---------------------------------------------------------------------------------------

@@ -128,7 +128,9 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
     target = table if table in names else next((n for n in names if n.split(".")[-1] == short), None)
     if target is None:
         return TableOutcome(table, 0, reason=f"no query reads it (tables read: {', '.join(sorted(first.tables()))})")
-    analysis = analyze_table(wl, target, columns)
+    from hive_integration.layouts import session_settings  # the layout records them
+
+    analysis = analyze_table(wl, target, columns, settings=session_settings(spark))
     scans = len(analysis.scans)
     if not analysis.candidates:
         return TableOutcome(table, scans, gain=1.0, reason="no query filters any of its columns: every layout "

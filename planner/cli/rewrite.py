@@ -196,3 +196,9 @@ def explain_cmd(queries, layout_paths, database, metastore, state_dir, dialect, 
                     click.echo(f"    pruned by {p}")
             else:
                 click.echo("    nothing in the query constrains the layout's columns: reads every partition")
+            for p, why in s.predicates_not_used:
+                click.echo(f"    cannot prune by {p}: {why}")
+            if n.guard:
+                click.echo(f"    pruning holds in session {n.guard}; in any other the query reads every partition")
+            if s.partitions_matching:
+                click.echo(f"    every row of {len(s.partitions_matching)} partition(s) matches")

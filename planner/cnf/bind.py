@@ -1,19 +1,47 @@
-"""Bind raw comparisons to column kinds: ``Cmp`` atoms become ``Pred`` value-set atoms.
+"""Bind raw comparisons to column types: ``Cmp`` atoms become ``Pred`` value-set atoms.
 
-A column's kind comes from the table schema when one is known. Without a schema it is inferred
-from the literals the workload compares the column with (``infer_kinds``): a column ever compared
-with a date is a date column, and numbers are treated as decimals, so no discreteness is assumed
-that the real column might not have (``l_quantity < 24`` must not become ``<= 23`` on a decimal).
+A column's type comes from the table schema (full Spark types: ``decimal(15,2)``, ``char(10)``,
+``float``). Each comparison is read the way Spark reads it under the session's ``Settings``
+(``planner.cnf.preimage``): which type both sides are cast to, what the constant is then, and
+which column values that makes TRUE or FALSE. What Spark would do that the planner cannot follow
+exactly becomes ``Opaque`` with the reason, so ``planner explain`` can say why.
+
+Without a schema a column's kind is inferred from the literals it is compared with
+(``infer_kinds``): a column ever compared with a date is a date column, and numbers are treated
+as decimals, so no discreteness is assumed that the real column might not have.
+
+Several ``Settings`` at once (the ANSI mode of the session that will run a saved query is not
+known) bind each atom under every one and keep the union of the TRUE sets and of the FALSE sets:
+an upper bound of both under each mode. A mode under which Spark fails the query contributes
+nothing (no row is returned at all).
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, Pred, and_, atoms, map_atoms, not_
-from planner.cnf.values import Kind, Value, coerce, kind_of_value, render
+from planner.cnf.preimage import Sides, Unbound, comparison, membership
+from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
+from planner.semantics.constants import Lit, python_literal
+from planner.semantics.evaluate import type_of
+from planner.semantics.settings import Settings
+from planner.semantics.types import SparkType, parse_type
 
 _PREFERENCE = (Kind.TIMESTAMP, Kind.DATE, Kind.DECIMAL, Kind.FLOAT, Kind.INTEGER, Kind.BOOLEAN, Kind.STRING)
+# The type a column of only a known kind is treated as (no schema; tests that speak in kinds).
+KIND_TYPES = {Kind.INTEGER: "bigint", Kind.DECIMAL: "decimal(38,10)", Kind.FLOAT: "double", Kind.STRING: "string",
+              Kind.DATE: "date", Kind.TIMESTAMP: "timestamp", Kind.BOOLEAN: "boolean", Kind.OTHER: "array<int>"}
+class _Fails(str):
+    """Internal: Spark fails the query under these settings (the text says why)."""
+
+
+def column_type(t: SparkType | Kind | str) -> SparkType:
+    if isinstance(t, SparkType):
+        return t
+    if isinstance(t, Kind):
+        return parse_type(KIND_TYPES[t])
+    return parse_type(t)
 
 
 def infer_kinds(exprs: Iterable[Expr]) -> dict[str, Kind]:
@@ -23,97 +51,131 @@ def infer_kinds(exprs: Iterable[Expr]) -> dict[str, Kind]:
         for a in atoms(e):
             if isinstance(a, Cmp) and a.op != "like":
                 for v in a.values:
-                    if v is not None:
-                        seen.setdefault(a.column, set()).add(kind_of_value(v))
+                    t = type_of(python_literal(v), Settings()) if v is not None else None
+                    if isinstance(t, SparkType) and not t.is_null:
+                        seen.setdefault(a.column, set()).add(t.kind if t.kind is not Kind.OTHER else Kind.STRING)
             elif isinstance(a, Cmp):
                 seen.setdefault(a.column, set()).add(Kind.STRING)
     out: dict[str, Kind] = {}
     for col, kinds in seen.items():
         if Kind.STRING in kinds and len(kinds) > 1:
             kinds = kinds - {Kind.STRING}  # '1994-01-01' next to DATE '1995-01-01': a date column
-        best = next(k for k in _PREFERENCE if k in kinds)
+        best = next((k for k in _PREFERENCE if k in kinds), Kind.STRING)
         out[col] = Kind.DECIMAL if best is Kind.INTEGER else best
     return out
 
 
-def bind(e: Expr, kinds: Mapping[str, Kind]) -> Expr:
-    """Replace every ``Cmp`` by a ``Pred`` (or an ``Opaque`` when its literal does not fit)."""
-    return map_atoms(e, lambda a: bind_atom(a, kinds))
+def bind(e: Expr, columns: Mapping[str, SparkType | Kind | str],
+         settings: Settings | Sequence[Settings] = Settings()) -> Expr:
+    """Replace every ``Cmp`` by a ``Pred`` (or an ``Opaque`` saying why it cannot be one)."""
+    types = {c: column_type(t) for c, t in columns.items()}
+    modes = (settings,) if isinstance(settings, Settings) else tuple(settings)
+    return map_atoms(e, lambda a: bind_atom(a, types, modes))
 
 
-def bind_atom(a, kinds: Mapping[str, Kind]) -> Expr:
+def bind_atom(a, types: Mapping[str, SparkType], modes: Sequence[Settings] = (Settings(),)) -> Expr:
     if not isinstance(a, Cmp):
         return a
-    kind = kinds.get(a.column)
-    if kind is None:
-        return Opaque(str(a), f"unknown column {a.column}", frozenset({a.column}))
-    if not kind.orderable:
-        return Opaque(str(a), f"column {a.column} has a type that cannot be ordered", frozenset({a.column}))
-    pred = _bind(a, kind)
-    if isinstance(pred, Pred):
-        return Pred(pred.column, pred.true, pred.false, pred.exact, str(a))
-    return pred
+    t = types.get(a.column)
+    if t is None:
+        return _opaque(a, f"unknown column {a.column}")
+    if t.kind is Kind.OTHER:
+        return _opaque(a, f"column {a.column} has type {t}, which the planner does not order")
+    bound = [_bind(a, t, s) for s in modes]
+    live = [b for b in bound if not isinstance(b, _Fails)]
+    if not live:
+        return _opaque(a, f"Spark fails the query ({bound[0]}; {modes[0].describe()})")
+    opaque = next((b for b in live if isinstance(b, Opaque)), None)
+    if opaque is not None:
+        return opaque
+    if len(live) == 1 or all(b == live[0] for b in live):
+        out = live[0]
+    else:  # the sets differ between modes: keep a bound of both
+        out = _union(live)
+    return _label(out, str(a))
+
+
+def _label(e: Expr, text: str) -> Expr:
+    if isinstance(e, Pred):
+        return Pred(e.column, e.true, e.false, e.exact, text)
+    return e
+
+
+def _union(parts: list[Expr]) -> Expr:
+    """One atom that is TRUE (FALSE) wherever any of ``parts`` is: an upper bound of each."""
+    preds = [p for p in parts if isinstance(p, Pred)]
+    if len(preds) != len(parts) or len({p.column for p in preds}) != 1:
+        return Opaque(" OR ".join(map(str, parts)), "its meaning depends on the session's ANSI mode")
+    kind = preds[0].true.kind
+    return Pred(preds[0].column, ValueSet.union_all(kind, [p.true for p in preds]),
+                ValueSet.union_all(kind, [p.false for p in preds]), False)
 
 
 def _opaque(a: Cmp, reason: str) -> Opaque:
     return Opaque(str(a), reason, frozenset({a.column}))
 
 
-def _bind(a: Cmp, kind: Kind) -> Expr:
-    col = a.column
+def _from(a: Cmp, out: Sides | Unbound) -> Expr | str:
+    if isinstance(out, Unbound):
+        return _Fails(out.reason) if out.fails else _opaque(a, out.reason)
+    return Pred(a.column, out.true, out.false, True)
+
+
+def _bind(a: Cmp, t: SparkType, settings: Settings, pad: bool = True) -> Expr | str:
+    col, kind = a.column, t.kind
     if a.op == "isnull":
         p = Pred(col, ValueSet.only_null(kind), ValueSet.not_null(kind))
         return p.negate() if a.negated else p
     if a.op == "like":
-        return _bind_like(a, kind)
+        return _bind_like(a, t)
     if a.op == "between":
-        # Desugar so NULL bounds follow 3-valued logic: 'a' NOT BETWEEN NULL AND '' is TRUE
-        # (UNKNOWN AND FALSE is FALSE), which a single UNKNOWN atom would get wrong.
+        # Spark reads x BETWEEN lo AND hi as x >= lo AND x <= hi (each side coerced on its own);
+        # desugared, NULL bounds follow 3-valued logic ('a' NOT BETWEEN NULL AND '' is TRUE).
+        # Unlike a comparison, a BETWEEN does not pad its bounds for a CHAR(n) column.
         lo, hi = a.values
-        e = and_(_bind(Cmp(col, ">=", (lo,)), kind), _bind(Cmp(col, "<=", (hi,)), kind))
+        parts = [_bind(Cmp(col, ">=", (lo,)), t, settings, False), _bind(Cmp(col, "<=", (hi,)), t, settings, False)]
+        failed = [p for p in parts if isinstance(p, _Fails)]
+        if failed:
+            return failed[0]
+        e = and_(parts)
         return not_(e) if a.negated else e
-    if any(v is None for v in a.values) and a.op != "in":
-        return UNKNOWN  # x = NULL: never TRUE, and NOT (x = NULL) is UNKNOWN too
-    values = []
-    for v in a.values:
-        c = coerce(v, kind) if v is not None else None
-        if v is not None and c is None:
-            if kind is Kind.STRING:
-                # s = DATE '2020-01-05' casts every s to a date: '2020-1-5' matches, no string range says so
-                return _opaque(a, f"string column {col} compared with {render(v)}: Spark casts the column")
-            return _opaque(a, f"literal {render(v)} does not fit {kind.value} column {col}")
-        values.append(c)
+    consts = tuple(python_literal(v) for v in a.values)
     if a.op == "in":
-        present = [v for v in values if v is not None]
-        true = ValueSet.points(kind, present)
+        got = membership(t, consts, settings)
+        if isinstance(got, Unbound):
+            return _from(a, got)
+        true, saw_null = got
         # x NOT IN (1, NULL) is never TRUE: a NULL in the list leaves no FALSE outcome.
-        false = ValueSet.nothing(kind) if len(present) < len(values) else true.complement().intersect(
-            ValueSet.not_null(kind))
+        false = ValueSet.nothing(kind) if saw_null else true.complement().intersect(ValueSet.not_null(kind))
         p = Pred(col, true, false)
         return p.negate() if a.negated else p
-    if a.op == "between":
-        lo, hi = values
-        true = ValueSet.range(kind, lo, hi)
-        false = true.complement().intersect(ValueSet.not_null(kind))
-        p = Pred(col, true, false)
-        return p.negate() if a.negated else p
-    (v,) = values
-    neg = {"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}[a.op]
-    return Pred(col, ValueSet.compare(kind, a.op, v), ValueSet.compare(kind, neg, v))
+    (c,) = consts
+    return _from(a, comparison(t, a.op, c, settings, pad=pad))
 
 
-def _bind_like(a: Cmp, kind: Kind) -> Expr:
+def _bind_like(a: Cmp, t: SparkType) -> Expr:
     """``LIKE 'PROMO%'`` is the range ['PROMO', 'PROMP'); other patterns are approximated.
 
     Spark's LIKE escapes with a backslash. The literal prefix before the first unescaped ``%`` or
     ``_`` bounds every match from both sides; only when the pattern is exactly that prefix, or that
     prefix and one trailing ``%``, is the range exact (and only then may NOT LIKE be used).
+    A CHAR(n) column holds values padded to n: a pattern without wildcards matches only values of
+    exactly its text, but a prefix range's bounds would be padded by Spark when emitted, so a
+    wildcard pattern on a CHAR column is not read.
     """
-    if kind is not Kind.STRING or not isinstance(a.values[0], str):
-        return _opaque(a, "LIKE on a non-string column")
-    prefix, rest = _like_prefix(a.values[0])
+    kind = t.kind
+    pattern = python_literal(a.values[0])
+    if not t.is_string or not (isinstance(pattern, Lit) and pattern.type.is_string and pattern.value is not None):
+        return _opaque(a, "LIKE on a non-string column or with a non-string pattern")
+    prefix, rest = _like_prefix(pattern.value)
+    if t.name == "char" and rest != "":
+        return _opaque(a, f"LIKE with wildcards on {t} column {a.column} (values are padded to {t.precision})")
     if rest == "":
-        true = ValueSet.points(kind, [prefix])
+        # no wildcard: equality with the text as is (LIKE does not pad); every CHAR(n) value has
+        # exactly n characters, so a pattern of another length matches none (and leaves no short
+        # bound that Spark would pad if it were written into a region)
+        fits = t.name != "char" or len(prefix) == t.precision
+        true = ValueSet.points(kind, [prefix]) if fits else ValueSet.nothing(kind)
         exact = True
     else:
         exact = rest == "%"
@@ -157,4 +219,4 @@ def column_pair_kinds_ok(p: ColumnPair, kinds: Mapping[str, Kind]) -> bool:
     return a is not None and a == b and a.orderable
 
 
-__all__ = ["bind", "bind_atom", "infer_kinds", "column_pair_kinds_ok", "TRUE", "FALSE"]
+__all__ = ["bind", "bind_atom", "infer_kinds", "column_pair_kinds_ok", "column_type", "TRUE", "FALSE", "UNKNOWN"]

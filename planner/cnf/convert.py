@@ -13,8 +13,10 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner.cnf.fold import NOT_CONSTANT, IntervalValue, fold
 from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, and_, map_atoms, not_, or_
+from planner.semantics.constants import Interval, Lit, from_sqlglot, zone_dependent
+from planner.semantics.evaluate import evaluate
+from planner.semantics.settings import Settings, Typed
 
 FOREIGN = "references another table or an outer query"
 SUBQUERY = "subquery predicate"
@@ -82,11 +84,9 @@ def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None
         return Opaque("<foreign>", FOREIGN, frozenset(mine))
     sql = node.sql(dialect=dialect)
     if not mine and not list(node.find_all(exp.Column)):
-        v = fold(node)  # a constant predicate such as 1 = 1 or FALSE
-        if isinstance(v, bool):
-            return TRUE if v else FALSE
-        if v is None:
-            return UNKNOWN
+        constant = _constant_predicate(node)  # 1 = 1, FALSE, CAST(NULL AS BOOLEAN)
+        if constant is not None:
+            return constant
     names = {f.name.lower() for f in node.find_all(exp.Func) if f.name}
     if reason is None:
         if names & set(_NONDETERMINISTIC) or any(isinstance(f, (exp.Rand, exp.CurrentDate, exp.CurrentTimestamp))
@@ -109,9 +109,26 @@ def _column(node: exp.Expression, owner: Owner):
     return None
 
 
+NOT_CONSTANT = None
+
+
 def _constant(node: exp.Expression):
-    v = fold(node)
-    return NOT_CONSTANT if isinstance(v, IntervalValue) else v
+    """The constant expression ``node`` is (evaluated later, under the session's settings)."""
+    c = from_sqlglot(node)
+    return NOT_CONSTANT if isinstance(c, Interval) else c
+
+
+def _constant_predicate(node: exp.Expression):
+    """TRUE/FALSE/UNKNOWN for a predicate without columns, if it means the same in every session
+    (both ANSI modes, any time zone); else None and it stays opaque."""
+    c = from_sqlglot(node)
+    if c is None or zone_dependent(c):
+        return None
+    outs = [evaluate(c, Settings(ansi)) for ansi in (True, False)]
+    if not all(isinstance(o, Typed) and o.type.name in ("boolean", "void") for o in outs) or outs[0] != outs[1]:
+        return None
+    v = outs[0].value
+    return UNKNOWN if v is None else (TRUE if v else FALSE)
 
 
 def _atom(node: exp.Expression, owner: Owner) -> Expr | None:
@@ -149,7 +166,7 @@ def _atom(node: exp.Expression, owner: Owner) -> Expr | None:
     if isinstance(node, exp.Like) and not node.args.get("escape"):
         col = _column(node.this, owner)
         pattern = _constant(node.expression)
-        if col and col[1] and isinstance(pattern, str):
+        if col and col[1] and isinstance(pattern, Lit) and pattern.type.is_string and pattern.value is not None:
             return Cmp(col[0], "like", (pattern,))
         return None
     if isinstance(node, exp.Column):

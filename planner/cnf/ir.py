@@ -2,8 +2,9 @@
 
 Two stages of atoms exist:
 
-* ``Cmp`` is a *raw* single-column comparison as written (``l_shipdate >= '1994-01-01'``), with
-  folded literal values but no type yet. The workload reader produces these.
+* ``Cmp`` is a *raw* single-column comparison as written (``l_shipdate >= '1994-01-01'``): its
+  constants are kept unevaluated (``planner.semantics.constants``), because what they are depends
+  on the session's time zone and ANSI mode. The workload reader produces these.
 * ``Pred`` is a *bound* single-column atom: the column's kind is known and the atom is described by
   two value sets, where it may be TRUE and where it may be FALSE. Anything else (NULL) makes it
   UNKNOWN. ``NOT`` swaps the two sets, which is exactly SQL's three-valued NOT:
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Union
 
 from planner.cnf.values import Value, render
+from planner.semantics.constants import CONSTANTS
 from planner.cnf.valueset import ValueSet
 
 _NEGATED_OP = {"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
@@ -69,12 +71,17 @@ class Cmp:
         if self.op == "isnull":
             return f"{c} IS {n}NULL"
         if self.op == "in":
-            return f"{c} {n}IN ({', '.join(render(v) for v in self.values)})"
+            return f"{c} {n}IN ({', '.join(_show(v) for v in self.values)})"
         if self.op == "between":
-            return f"{c} {n}BETWEEN {render(self.values[0])} AND {render(self.values[1])}"
+            return f"{c} {n}BETWEEN {_show(self.values[0])} AND {_show(self.values[1])}"
         if self.op == "like":
-            return f"{c} {n}LIKE {render(self.values[0])}"
-        return f"{n}{c} {self.op} {render(self.values[0])}"
+            return f"{c} {n}LIKE {_show(self.values[0])}"
+        return f"{n}{c} {self.op} {_show(self.values[0])}"
+
+
+def _show(v) -> str:
+    """A constant as written (``planner.semantics.constants``), or a plain value rendered."""
+    return str(v) if isinstance(v, CONSTANTS) else render(v)
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,18 @@
-"""Typed literal values and the column kinds they belong to.
+"""The values a column's value sets hold, and the kinds (value families) of columns.
 
 A value is a plain Python object: ``int``, ``Decimal``, ``str``, ``datetime.date``,
-``datetime.datetime`` or ``bool``. A *kind* names the family a column (or literal) belongs to,
-which fixes how values compare and whether the domain is discrete (integers and dates are:
-``x > 5`` is ``x >= 6``; decimals and strings are not).
+``datetime.datetime`` or ``bool``. A *kind* names the family a column belongs to, which fixes how
+values compare and whether the domain is discrete (integers and dates are: ``x > 5`` is
+``x >= 6``; decimals and strings are not). The column's full Spark type (``decimal(15,2)``,
+``char(10)``, ``float``) lives in ``planner.semantics.types``; how a query's constant becomes
+such a value is ``planner.cnf.preimage``'s business.
 
-Coercion follows Spark's rules for comparing a column with a literal: a string literal compared
-with a date column is cast to a date (``l_shipdate >= '1994-01-01'``), an integer literal compared
-with a decimal column is widened. A literal that cannot be coerced yields ``None`` and the caller
-makes the predicate opaque: it then never prunes, which is always safe.
+Per kind: FLOAT (FLOAT and DOUBLE columns) holds the shortest decimal that reads back as the
+double (``float_value``), NaN above every value; STRING holds CHAR(n) values padded to n, as Spark
+reads them; TIMESTAMP holds the *instant*, as a naive ``datetime`` in UTC, so that a layout means
+the same rows in every session time zone.
+
+``coerce`` reads statistics text (a column's min and max) into a value, for estimates only.
 """
 from __future__ import annotations
 
@@ -41,21 +45,11 @@ class Kind(str, Enum):
 
 Value = Any  # int | Decimal | str | date | datetime | bool
 
-_HIVE_TYPES = {
-    "tinyint": Kind.INTEGER, "smallint": Kind.INTEGER, "int": Kind.INTEGER, "integer": Kind.INTEGER,
-    "bigint": Kind.INTEGER, "long": Kind.INTEGER, "short": Kind.INTEGER, "byte": Kind.INTEGER,
-    "decimal": Kind.DECIMAL, "numeric": Kind.DECIMAL, "float": Kind.FLOAT, "double": Kind.FLOAT,
-    "real": Kind.FLOAT,
-    "string": Kind.STRING, "varchar": Kind.STRING, "char": Kind.STRING, "text": Kind.STRING,
-    "date": Kind.DATE, "timestamp": Kind.TIMESTAMP, "timestamp_ntz": Kind.TIMESTAMP,
-    "timestamp_ltz": Kind.TIMESTAMP, "boolean": Kind.BOOLEAN, "bool": Kind.BOOLEAN,
-}
-
-
 def kind_of_type(type_name: str) -> Kind:
-    """Map a Hive/Spark type name (``decimal(15,2)``, ``varchar(10)``, ``array<int>``) to a kind."""
-    base = re.split(r"[(<\s]", type_name.strip().lower(), maxsplit=1)[0]
-    return _HIVE_TYPES.get(base, Kind.OTHER)
+    """The kind of a Hive/Spark type name (``decimal(15,2)``, ``char(10)``, ``array<int>``)."""
+    from planner.semantics.types import parse_type  # semantics.types imports Kind from here
+
+    return parse_type(type_name).kind
 
 
 def kind_of_value(value: Value) -> Kind:

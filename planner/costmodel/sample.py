@@ -35,16 +35,16 @@ def _plain(table: pa.Table) -> pa.Table:
 
     * string_view (as tpchgen-cli's Parquet reads back) has no index_in kernel: use string.
     * A time-zone-aware timestamp (Spark's ``toArrow`` tags TIMESTAMP with the session time zone)
-      becomes the naive wall-clock time in that zone: ``TIMESTAMP '2020-01-01 10:00:00'`` in a
-      query means 10:00 on the session's clock, and Python cannot even compare an aware sample
-      value with the naive literal (TypeError).
+      becomes the naive instant in UTC, as the planner holds TIMESTAMP values
+      (``planner.cnf.values``): the same instant in every session time zone. Python cannot even
+      compare an aware sample value with a naive bound (TypeError).
     """
     columns, fields = [], []
     for f, col in zip(table.schema, table.columns):
         if pa.types.is_string_view(f.type):
             col = col.cast(pa.string())
         elif pa.types.is_timestamp(f.type) and f.type.tz is not None:
-            col = pc.local_timestamp(col)
+            col = col.cast(pa.timestamp(f.type.unit))  # drops the zone, keeps the UTC instant
         columns.append(col)
         fields.append(pa.field(f.name, col.type))
     return pa.table(columns, schema=pa.schema(fields))

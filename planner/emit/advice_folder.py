@@ -1,6 +1,6 @@
 """The advice folder a DBA reviews and applies: ddl.sql, apply.sql, layout.json and report.md.
 
-* ``ddl.sql`` is Hive DDL (``PARTITIONED BY (planner_pid INT)``, the partition column not repeated
+* ``ddl.sql`` is Hive DDL (``PARTITIONED BY (planner_pid BIGINT)``, the partition column not repeated
   in the column list); it creates ``<source>__planner_new`` with the layout in its TBLPROPERTIES.
 * ``apply.sql`` (HiveQL, runs on Hive and on the Spark Thrift Server with ``beeline -f``) fills
   it, keeps the old table as ``<source>__before_<advised at>`` — the very name ``planner apply``

@@ -10,11 +10,18 @@ NULLs need care, since a comparison with NULL is UNKNOWN:
 
 so a row whose derived attribute is NULL lands only in a partition whose set has ``null=True``.
 
-Literals are typed the way Spark and Hive compare them exactly: dates and timestamps as
-``CAST('…' AS DATE)``, decimals as plain exact numerals (never exponent notation, which Spark
-would read as a DOUBLE), strings through ``exp.Literal.string`` so the dialect escapes quotes and
-backslashes (and ``${`` split so that no variable substitution touches it: ``string_literal``).
+Literals are typed the way Spark and Hive compare them exactly: dates as ``CAST('…' AS DATE)``,
+decimals as plain exact numerals (never exponent notation, which Spark would read as a DOUBLE),
+strings through ``exp.Literal.string`` so the dialect escapes quotes and backslashes (and ``${``
+split so that no variable substitution touches it: ``string_literal``). A TIMESTAMP is an instant
+(the planner holds it in UTC) and is written with its offset, ``CAST('2019-12-31 15:00:00+00:00'
+AS TIMESTAMP)``, so the same bound means the same instant in every session time zone: a table
+applied from a Tokyo session and queried from a New York one agrees with itself. (Hive reads such a
+string as NULL: every row would land in the catch-all, which is always read; nothing is lost.)
 Identifiers are always quoted.
+
+``partition_filter`` is the predicate a rewritten query reads partitions by: the partitions it
+needs, or any partition its layout does not know (see ``planner.layout``).
 """
 from __future__ import annotations
 
@@ -58,7 +65,7 @@ def literal(value: Value) -> exp.Expression:
         # format 'f' never uses exponent notation: Decimal('1E+3') prints 1000, not 1E+3 (a DOUBLE).
         return exp.Literal.number(format(value, "f"))
     if isinstance(value, dt.datetime):
-        return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), exp.DataType.build("TIMESTAMP"))
+        return exp.cast(exp.Literal.string(value.isoformat(sep=" ") + "+00:00"), exp.DataType.build("TIMESTAMP"))
     if isinstance(value, dt.date):
         return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.build("DATE"))
     if isinstance(value, str):
@@ -216,3 +223,37 @@ def region_contains(region, row: Mapping[str, Any], derived: Mapping | Sequence 
     derived = dict(derived)
     items = region.items() if isinstance(region, Mapping) else region
     return all(vs.contains(attribute_value(row, a, derived)) for a, vs in items)
+
+
+# ---- the partitions a rewritten query reads ----------------------------------------------------------
+def _runs(ids: Sequence[int]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive ids: [1, 2, 3, 7] -> [(1, 3), (7, 7)]."""
+    out: list[tuple[int, int]] = []
+    for i in sorted(ids):
+        if out and i == out[-1][1] + 1:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((i, i))
+    return out
+
+
+def partition_filter(column: str, read: Sequence[int], known: Sequence[int],
+                     guard: exp.Expression | None = None) -> exp.Expression:
+    """``column IN (read…) OR NOT column BETWEEN lo AND hi`` (one BETWEEN per run of ``known``).
+
+    A partition id the layout does not know (another generation's) satisfies the second half, so
+    the query reads it: stale SQL reads more, never a wrong subset. ``guard`` (e.g.
+    ``current_timezone() <> 'UTC'``) is OR-ed on: when it holds, every partition is read.
+
+        planner_pid IN (0, 482130003) OR NOT planner_pid BETWEEN 482130001 AND 482130012
+    """
+    col = column_ref(column)
+    parts: list[exp.Expression] = [exp.In(this=col.copy(), expressions=[exp.Literal.number(i) for i in read])]
+    runs = _runs(known)
+    if runs:
+        inside = [exp.Between(this=col.copy(), low=exp.Literal.number(lo), high=exp.Literal.number(hi))
+                  for lo, hi in runs]
+        parts.append(exp.Not(this=_paren(_or(inside)) if len(inside) > 1 else inside[0]))
+    if guard is not None:
+        parts.append(guard)
+    return _or(parts)

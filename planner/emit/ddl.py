@@ -22,7 +22,7 @@ from typing import Mapping
 from sqlglot import exp
 
 from planner.errors import LayoutError
-from planner.layout import LAYOUT_VERSION, Layout
+from planner.layout import LAYOUT_VERSION, PARTITION_COLUMN_TYPE, Layout
 
 CHUNK_CHARS = 3000  # < 4000, Derby's PARAM_VALUE limit, with room for escaping by a client
 PREFIX = "planner.layout"
@@ -100,7 +100,7 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
         raise LayoutError(f"column name(s) {', '.join(map(repr, substituted))} contain '${{', which Spark and Hive "
                           "replace by a variable's value in any statement; rename the column first")
     col_defs = [exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=data_type(t)) for c, t in columns.items()]
-    part = exp.ColumnDef(this=exp.to_identifier(pcol, quoted=True), kind=exp.DataType.build("INT"))
+    part = exp.ColumnDef(this=exp.to_identifier(pcol, quoted=True), kind=exp.DataType.build(PARTITION_COLUMN_TYPE))
     props: list[exp.Expression] = [
         exp.PartitionedByProperty(this=exp.Schema(expressions=[part])),
         exp.FileFormatProperty(this=exp.Var(this=fmt), hive_format=True),

@@ -1,0 +1,49 @@
+"""A table's columns and their full types: the one place both advise and apply read them from.
+
+Spark 4.3 reports a CHAR(10) or VARCHAR(10) column as ``string`` in ``DataFrame.schema``
+(the declared type survives only in the field's ``__CHAR_VARCHAR_TYPE_STRING`` metadata), but as
+``char(10)`` in ``DESCRIBE``. Advise read the first and apply the second, so a table with a CHAR
+column could not be laid out at all ("no longer has the schema the advice was made for"). Both
+now read ``DESCRIBE`` through this module, which works on any runner: a Spark session or
+HiveServer2. The type decides how the planner compares the column (``planner.semantics``): a
+CHAR(n) value is padded to n.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from sqlglot import exp
+
+Run = Callable[[str], Iterable[tuple]]
+
+
+def columns_from_describe(rows: Iterable[tuple]) -> dict[str, str]:
+    """Column name (lower case) -> type, from ``DESCRIBE t`` rows (the partition section left out,
+    since it repeats the partition columns)."""
+    cols: dict[str, str] = {}
+    for row in rows:
+        name = str(row[0] or "").strip()
+        if not name or name.startswith("#"):
+            break  # "# Partition Information" repeats the partition columns
+        cols[name.lower()] = str(row[1]).strip().lower()
+    return cols
+
+
+def describe_sql(table: str | exp.Table, dialect: str = "spark") -> str:
+    """``DESCRIBE db.t`` with every name part quoted."""
+    from planner.emit.ddl import table_expr
+
+    return exp.Describe(this=table_expr(table, dialect)).sql(dialect=dialect)
+
+
+def table_columns(run: Run, table: str | exp.Table, dialect: str = "spark") -> dict[str, str]:
+    """The columns of ``table`` with their declared types, read with ``run`` (a SQL runner)."""
+    return columns_from_describe(run(describe_sql(table, dialect)))
+
+
+def spark_columns(spark, table: str | exp.Table) -> dict[str, str]:
+    """``table_columns`` on a Spark session."""
+    return table_columns(lambda sql: [tuple(r) for r in spark.sql(sql).collect()], table)
+
+
+__all__ = ["columns_from_describe", "table_columns", "spark_columns", "describe_sql"]
