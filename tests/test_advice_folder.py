@@ -73,7 +73,7 @@ def test_ddl_is_hive_ddl(folder):
     columns = [c.name for c in create.this.expressions]
     assert columns == list(COLUMNS) and layout.partition_column not in columns
     text = (out / "ddl.sql").read_text()
-    assert "PARTITIONED BY (`planner_pid` INT) STORED AS PARQUET TBLPROPERTIES" in text
+    assert "PARTITIONED BY (`planner_pid` BIGINT) STORED AS PARQUET TBLPROPERTIES" in text
 
 
 def test_ddl_comments_say_what_each_partition_holds_serves_and_costs(folder, advice):

@@ -87,7 +87,7 @@ def test_thrift_statements_executions_and_plans(tmp_path):
     wl = parse_workload(workload_text(got), "eventlog")
     assert [[(s.table, str(s.predicate)) for s in q.scans] for q in wl.queries] == [
         [("tpch.lineitem", "l_shipdate < '1995-01-01'")],
-        [("tpch.lineitem", "NOT (l_shipdate IS NULL) AND l_quantity < 24.00 AND l_shipdate >= DATE '1994-01-01' "
+        [("tpch.lineitem", "NOT (l_shipdate IS NULL) AND l_quantity < 24.00 AND l_shipdate >= CAST('1994-01-01' AS DATE) "
                            "AND l_shipmode IN ('MAIL', 'SHIP')")],
         [("tpch.orders", "o_orderkey = 7")]]
     assert dict(wl.skipped) == {"USE": 1}
