@@ -46,11 +46,17 @@ def spark_for(state_dir, metastore):
               help="Cost of opening one partition, in rows read (listing, planning, task start).")
 @click.option("--file-overhead-rows", type=float, default=CostParams.file_overhead_rows, show_default=True,
               help="Cost of opening one file (footer read), in rows read.")
+@click.option("--page-rows", type=int, default=CostParams.page_rows, show_default=True,
+              help="Rows per Parquet page the layout will be written with (Spark skips pages by their index).")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
+@click.option("--allow-regressions", is_flag=True,
+              help="Advise the cheapest layout even if some queries would read more than 1.2x their rows today "
+                   "(the report lists them).")
 @metastore_option
 @common_workload_options
 def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partition_mb, target_file_mb,
-               row_group_rows, partition_overhead_rows, file_overhead_rows, aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
+               row_group_rows, partition_overhead_rows, file_overhead_rows, page_rows, aggregation_factor,
+               allow_regressions, metastore, state_dir, dialect, on_error, fmt):
     """Rank candidate layouts for TABLE under WORKLOAD and write the winner to OUT/layout.json."""
     from hive_integration.layouts import SparkCatalogLayouts
     from hive_integration.statistics import gather_stats, table_schema
@@ -77,8 +83,14 @@ def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partit
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
                         partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
-                        aggregation_factor=aggregation_factor)
+                        page_rows=page_rows, aggregation_factor=aggregation_factor,
+                        allow_regressions=allow_regressions)
     advice = advise(wl, analysis, stats, params, log)
+    if advice.keeps_current:  # the table as it is wins: there is nothing to apply
+        click.echo(json.dumps(advice_json(advice), indent=2, default=str) if fmt == "json" else advice_text(advice))
+        if fmt == "text":
+            click.echo(f"\nthe table as it is is the best layout: nothing written to {out_dir}")
+        return
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     layout = advice.layout
