@@ -48,7 +48,7 @@ def rows_read(m: CostModel) -> list[float]:
 def test_row_groups_are_read_where_their_boxes_may_hold_matches():
     m = model("""
         SELECT * FROM t WHERE k <= 2;               -- group 1
-        SELECT * FROM t WHERE k = 5;                -- group 2
+        SELECT * FROM t WHERE k = 4;                -- group 2 (its min: in its dictionary)
         SELECT * FROM t WHERE x >= 70;              -- group 3 only (x max 60, 50 elsewhere)
         SELECT * FROM t WHERE k BETWEEN 3 AND 7;    -- all three
         SELECT * FROM t WHERE k = 100;              -- none
@@ -57,6 +57,15 @@ def test_row_groups_are_read_where_their_boxes_may_hold_matches():
     """)
     assert m.current().source == "footers" and m.current().exact
     assert rows_read(m) == [3, 3, 4, 10, 0, 4, 7]
+
+
+def test_a_lookup_inside_a_box_is_read_as_likely_as_its_dictionary_holds_it():
+    """``k = 5`` lies inside group 2's box [4, 6] but is not its min or max: the footers do not say
+    whether its dictionary holds 5. The sample puts 1 of the box's 3 rows at 5, so a group of 3
+    rows holds it with probability 1 - (2/3)^3 = 19/27 (Parquet drops a row group whose
+    dictionary lacks the value)."""
+    m = model("SELECT * FROM t WHERE k = 5;")
+    assert rows_read(m) == [pytest.approx(3 * 19 / 27)]
 
 
 def test_overhead_and_layout_of_the_current_table():
@@ -78,7 +87,7 @@ def test_hive_partitions_of_the_current_table_prune():
     )
     sample = pa.table({"k": pa.array(range(1, 11), pa.int64()),
                        "p": pa.array([1, 1, 1, 2, 2, 2, 2, 2, None, None], pa.int64())})
-    m = model("SELECT * FROM t WHERE p = 2; SELECT * FROM t WHERE p IS NULL; SELECT * FROM t WHERE k = 2;",
+    m = model("SELECT * FROM t WHERE p = 2; SELECT * FROM t WHERE p IS NULL; SELECT * FROM t WHERE k = 3;",
               files, sample, {"k": "int", "p": "int"})
     cur = m.current()
     assert len(cur.layout.partitions) == 3

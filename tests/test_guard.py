@@ -8,8 +8,8 @@ Table ``t``, 12 rows loaded in ``k`` order, ``x = k mod 4`` (the sample is the w
 Sorted by ``x`` (blocks of 3 rows, one file) the blocks are ``x = 0: k {4, 8, 12}``,
 ``x = 1: k {1, 5, 9}``, ``x = 2: k {2, 6, 10}``, ``x = 3: k {3, 7, 11}``:
 
-* ``x = 1`` reads every row group today (each holds a 1 between its min and max): 12 rows; sorted
-  by ``x``: the one block, 3 rows;
+* ``x BETWEEN 1 AND 2`` reads every row group today (each box holds 1 or 2): 12 rows; sorted by
+  ``x``: two blocks, 6 rows;
 * ``k BETWEEN 1 AND 6`` reads two row groups today: 6 rows; sorted by ``x`` every block spans k
   from about 1 to 12: 12 rows, 2.0x. A regression.
 """
@@ -55,12 +55,12 @@ def stats_of(k, x, group: int = 3) -> TableStats:
                       data_files=footers(k, x, group), row_group_rows=group)
 
 
-def hand_guard(workload: str = "SELECT * FROM t WHERE x = 1;") -> tuple[CostModel, Guard]:
+def hand_guard(workload: str = "SELECT * FROM t WHERE x BETWEEN 1 AND 2;") -> tuple[CostModel, Guard]:
     wl = parse_workload(workload)
     model = CostModel(analyze_table(wl, "t", COLUMNS), stats_of(K, X), PARAMS)
     lookup = RangeQuery("k", ValueSet.range(Kind.INTEGER, 1, 6), 0.5)
     robust = model.sibling(robustness_analysis(model.analysis, [lookup]))
-    return model, Guard(model, robust, [lookup], ["statement 1 (x = 1)"])
+    return model, Guard(model, robust, [lookup], ["statement 1 (x in 1..2)"])
 
 
 def sorted_by(column: str):
@@ -77,7 +77,7 @@ def test_a_layout_that_loses_the_load_order_regresses_the_lookup():
     model, guard = hand_guard()
     layout = sorted_by("x")
     cost = model.evaluate(layout)
-    assert [s.rows for s in cost.per_scan] == [3]  # the workload gains 4x
+    assert [s.rows for s in cost.per_scan] == [6]  # the workload gains 2x
     verdict = guard.check(layout, cost)
     assert not verdict.ok
     (r,) = verdict.regressions
@@ -116,14 +116,19 @@ def test_the_table_as_it_is_wins_unless_beaten_by_the_minimum_gain():
 
 
 def test_the_report_lists_regressions_and_the_ranking_shows_its_terms():
+    """The same table with 120 rows: the robustness set's 10 % ranges of k read 4 or 5 row groups
+    today and every block sorted by x."""
     wl = parse_workload("SELECT * FROM t WHERE x = 1;")
     a = analyze_table(wl, "t", COLUMNS)
-    advice = advise(wl, a, stats_of(K, X), PARAMS)
+    k = list(range(1, 121))
+    stats = stats_of(k, [v % 4 for v in k])
+    advice = advise(wl, a, stats, PARAMS)
     text = advice_text(advice)
     assert "rows read" in text and "overhead" in text and "score" in text and "guard" in text
     first = advice_json(advice)["ranking"][0]
-    assert first["current"] and first["score"] == first["rows_read"] + first["overhead_rows"] + first["robustness_rows"]
-    loose = advise(wl, a, stats_of(K, X), replace(PARAMS, allow_regressions=True))
+    assert first["current"]
+    assert abs(first["score"] - (first["rows_read"] + first["overhead_rows"] + first["robustness_rows"])) <= 1.5
+    loose = advise(wl, a, stats, replace(PARAMS, allow_regressions=True))
     listed = advice_json(loose)["winner"]["regressions"]
     assert listed and all(r["ratio"] > 1.2 for r in listed)
     assert "queries that read more under the winner than today" in advice_text(loose)

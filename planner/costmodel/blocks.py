@@ -26,6 +26,23 @@ between ``values[k-1]`` and ``values[k]``). Spark pushes ``IN`` lists of more th
 ``IN_PUSHDOWN_LIMIT`` values as ``>= min AND <= max`` (``spark.sql.parquet.pushdown.
 inFilterThreshold``), so such point lists are read as their hull. Derived attributes
 (``a < b``) are never pushed to Parquet and never skip a block.
+
+Dictionaries. Parquet also drops a whole row group whose dictionary holds no value of the
+predicate (parquet-mr's ``DictionaryFilter``; every column chunk of a row group of a few thousand
+rows is dictionary-encoded): ``l_orderkey = 4242`` reads nothing when no order 4242 exists,
+although 4242 lies between a row group's min and max; ``l_partkey = 123`` reads the ~30 row groups
+holding part 123, not every one whose box spans it. Which values a row group holds the sample
+cannot list, so the model counts a row group with the probability that it holds one:
+
+    P(group reads) = 1 - (1 - f)^R,   f = the share of the group's rows whose value lies in the set
+
+with ``R`` the group's rows not in the sample and ``f`` estimated from the sample's distribution
+inside the group's box: ``f = rows(set ∩ box) / rows(box)`` (a value no sample row holds counts
+``1 / ndv``); a group whose own sample rows hold a value of the set is read for certain. On a
+column the group is sorted on, its box holds only its own values and ``f`` is large (a key of 4
+rows in a group of 15,000 sorted keys: ``1 - e^-4``); on a column it is not sorted on, ``f`` is
+the value's share of the table (``1 - e^-(15000 · 4/6M)`` = 1 %). For ranges of any width ``f``
+is large and this factor is 1. Rows read are then expected rows.
 """
 from __future__ import annotations
 
@@ -54,9 +71,18 @@ class Blocks:
     nulls: Mapping[str, np.ndarray]  # attribute -> the block may hold NULL
     exact: bool = False  # boxes are the real min/max (footers), not sample boxes
     unknown: Mapping[str, np.ndarray] | None = None  # attribute -> no statistics for the block
+    group: np.ndarray | None = None  # row group of each block (pages of one group); None: a block is a group
+    sampled: np.ndarray | None = None  # sample rows in each block (sampled boxes only)
+    members: Callable[[str], tuple] | None = None  # attribute -> (codes, groups) of the sample rows, by code
 
     def __len__(self) -> int:
         return len(self.part)
+
+    def groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(group index of each block, first block of each group): groups are runs of blocks."""
+        g = np.arange(len(self.part)) if self.group is None else self.group
+        firsts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, dtype=np.int64)
+        return np.cumsum(np.r_[True, g[1:] != g[:-1]]) - 1 if len(g) else g, firsts
 
 
 class LazyColumns(Mapping):
@@ -174,14 +200,51 @@ def box_overlap(blocks: Blocks, attribute: str, ranges: Sequence[CodeRange],
     return out
 
 
+class Population:
+    """A sample's distribution of each attribute over its sorted values (``SampleFrame``):
+    how many sample rows lie in a range of values, and the share of one value no row holds."""
+
+    def __init__(self, sample):
+        self.sample = sample
+        self._cum: dict[str, np.ndarray] = {}
+        self._point: dict[str, float] = {}
+
+    def cum(self, attribute: str) -> np.ndarray:
+        """``cum[c]``: sample rows with a code below ``c`` (NULLs not counted)."""
+        got = self._cum.get(attribute)
+        if got is None:
+            codes = self.sample.codes(attribute)
+            counts = np.bincount(codes[codes >= 0], minlength=len(self.sample.uniques(attribute)))
+            got = self._cum[attribute] = np.r_[0, np.cumsum(counts)]
+        return got
+
+    def point(self, attribute: str) -> float:
+        """The share of the table one value the sample does not hold makes: ``1 / ndv``."""
+        got = self._point.get(attribute)
+        if got is None:
+            from planner.costmodel.selectivity import gee_ndv
+            codes = self.sample.codes(attribute)
+            got = self._point[attribute] = 1.0 / max(gee_ndv(codes, self.sample.n), 1.0)
+        return got
+
+
 class BlockReader:
     """Which blocks each scan reads: ``reads(scans, part_hits)``. Code ranges are cached per
-    (attribute, set) in ``ranges`` (share it between readers of blocks on the same values)."""
+    (attribute, set) in ``ranges`` (share it between readers of blocks on the same values);
+    ``population`` (the sample's distributions) prices the row groups' dictionaries."""
 
-    def __init__(self, blocks: Blocks, derived=(), ranges: dict | None = None):
+    def __init__(self, blocks: Blocks, derived=(), ranges: dict | None = None,
+                 population: Population | None = None):
         self.blocks = blocks
         self.derived = set(derived)
         self._ranges: dict[tuple[str, ValueSet], list[CodeRange]] = {} if ranges is None else ranges
+        self.population = population
+        self._group = blocks.groups() if population is not None else None
+        self._group_boxes: dict[str, tuple] = {}
+        # A group's own sample rows tell for certain that it holds a value; where they are a few
+        # percent of its rows, the probability above already says so (1 - e^-(R/m)), so they are
+        # only looked up where the sample is a large part of the groups (small tables, tests).
+        self._own_counts = blocks.sampled is not None and blocks.sampled.sum() >= 0.05 * blocks.rows.sum()
 
     def ranges(self, attribute: str, vs: ValueSet) -> list[CodeRange]:
         key = (attribute, vs)
@@ -223,8 +286,80 @@ class BlockReader:
             ok[wants_null] |= b.nulls[attribute]
         return ok
 
+    def _sample_box(self, attribute: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per row group: its box as sample codes ``[lo, hi)``, its sample rows inside, its rows."""
+        got = self._group_boxes.get(attribute)
+        if got is None:
+            b, (_, firsts) = self.blocks, self._group
+            lo = np.minimum.reduceat(b.cmin[attribute], firsts)
+            hi = np.maximum.reduceat(b.cmax[attribute], firsts)
+            rows = np.add.reduceat(b.rows, firsts)
+            has = hi >= 0
+            values, uniq = b.values[attribute], self.population.sample.uniques(attribute)
+            if values is uniq:  # sampled boxes: codes are the sample's, and reach a code further
+                lo_s, hi_s = np.where(has, np.maximum(lo - 1, 0), 0), np.where(has, np.minimum(hi + 2, len(uniq)), 0)
+            else:  # the footers' min and max placed among the sample's values
+                lo_s = np.array([bisect.bisect_left(uniq, values[c]) if h else 0 for c, h in zip(lo, has)])
+                hi_s = np.array([bisect.bisect_right(uniq, values[c]) if h else 0 for c, h in zip(hi, has)])
+            cum = self.population.cum(attribute)
+            got = self._group_boxes[attribute] = (lo_s, hi_s, cum[hi_s] - cum[lo_s], rows)
+        return got
+
+    def dictionary(self, attribute: str, sets: Sequence[ValueSet]) -> np.ndarray | None:
+        """float[sets, groups]: the probability that a row group's dictionary holds a value of
+        each set (see the module's docstring)."""
+        b = self.blocks
+        if self.population is None or attribute not in b.cmin or attribute in self.derived \
+                or not self.population.sample.has(attribute):
+            return None
+        lo, hi, inside, rows = self._sample_box(attribute)
+        unseen = rows if b.sampled is None else np.maximum(rows - np.add.reduceat(b.sampled, self._group[1]), 0)
+        cum, n = self.population.cum(attribute), max(self.population.sample.n, 1)
+        uniq = self.population.sample.uniques(attribute)
+        point = self.population.point(attribute) * n  # sample rows one unseen value stands for
+        out = np.zeros((len(sets), len(lo)))
+        for i, vs in enumerate(sets):
+            if b.exact and not all(iv.is_point for iv in vs.intervals):
+                out[i] = 1.0  # the footers' boxes are exact: only a lookup's dictionary test is left
+                continue
+            share = np.zeros(len(lo))
+            for r in code_ranges(uniq, vs):
+                if r.start < r.end:
+                    a, z = np.maximum(lo, r.start), np.minimum(hi, r.end)
+                    share += np.where(z > a, cum[np.maximum(z, a)] - cum[a], 0)
+                else:  # a value (or gap) the sample does not hold, inside the group's box
+                    share += np.where((lo <= r.start) & (hi >= r.start), point, 0.0)
+            f = np.minimum(1.0, share / np.maximum(inside, 1.0))
+            held = -np.expm1(unseen * np.log1p(-np.minimum(f, 1 - 1e-12)))
+            held = np.where(inside > 0, held, 1.0)  # no sample row in the box: no evidence, read it
+            if b.members is not None and self._own_counts and held.min() < 0.999:
+                held = np.maximum(held, self._own(attribute, code_ranges(uniq, vs), len(lo)))
+            if b.exact:  # a footer's min and max are values of the row group
+                held = np.maximum(held, self._at_edge(attribute, vs))
+            out[i] = held
+        return out
+
+    def _at_edge(self, attribute: str, vs: ValueSet) -> np.ndarray:
+        """1 for the row groups whose min or max is one of the set's points."""
+        b, (_, firsts) = self.blocks, self._group
+        values = b.values[attribute]
+        codes = [c for iv in vs.intervals for c in [bisect.bisect_left(values, iv.lo)]
+                 if c < len(values) and values[c] == iv.lo]
+        lo, hi = b.cmin[attribute][firsts], b.cmax[attribute][firsts]
+        return (np.isin(lo, codes) | np.isin(hi, codes)).astype(float)
+
+    def _own(self, attribute: str, ranges: Sequence[CodeRange], groups: int) -> np.ndarray:
+        """1 for the row groups whose own sample rows hold a value of ``ranges``."""
+        codes, group = self.blocks.members(attribute)
+        out = np.zeros(groups)
+        for r in ranges:
+            a, z = np.searchsorted(codes, [r.start, r.end])
+            out[group[a:z]] = 1.0
+        return out
+
     def reads(self, scans: Sequence, part_hits: np.ndarray) -> np.ndarray:
-        """bool[scans, blocks]: the block's partition may hold matches and its boxes may too."""
+        """float[scans, blocks]: 1 where the block's partition may hold matches and its boxes may
+        too, times the chance its row group's dictionaries hold a value of every set."""
         hits = part_hits[:, self.blocks.part] if len(self.blocks) else np.zeros((len(scans), 0), dtype=bool)
         live = hits.any(axis=1)
         by_attribute: dict[str, list[int]] = {}
@@ -232,15 +367,25 @@ class BlockReader:
             if live[i]:
                 for a in scan.sets:
                     by_attribute.setdefault(a, []).append(i)
+        chance = np.ones(hits.shape)
         for a, idx in by_attribute.items():
-            ok = self.may_hold_all(a, [scans[i].sets[a] for i in idx])
+            sets = [scans[i].sets[a] for i in idx]
+            distinct = list(dict.fromkeys(sets))  # scans often repeat a set: judge each once
+            where = [{vs: j for j, vs in enumerate(distinct)}[vs] for vs in sets]
+            ok = self.may_hold_all(a, distinct)
             if ok is not None:
-                hits[idx] &= ok
+                hits[idx] &= ok[where]
+            held = self.dictionary(a, [vs for vs in distinct]) if ok is not None else None
+            if held is not None:
+                # NULL is never in a dictionary; a set wanting NULL is judged by its null count
+                wants_null = np.array([vs.null for vs in distinct])
+                held[wants_null] = 1.0
+                chance[idx] *= held[where][:, self._group[0]]
         for i, scan in enumerate(scans):
             if live[i]:
                 for clause in scan.groups.residual:
                     hits[i] &= self._clause(clause)
-        return hits
+        return hits * chance
 
     def _clause(self, clause) -> np.ndarray:
         """A multi-column OR pushed to Parquet: a block may satisfy it if it may satisfy an atom."""

@@ -113,6 +113,7 @@ class LayoutCache:
         self.blocks: dict[tuple, tuple] = {}  # (id(partitions), order) -> (partitions, blocks)
         self.ranges: dict = {}
         self.current = None
+        self.population = None
 
     def keyed(self, table: dict, key, owner, make):
         got = table.get(key)
@@ -180,6 +181,12 @@ class CostModel:
         """Files the writer makes per partition: ``ceil(bytes / target file size)``, at least one."""
         return np.maximum(1, np.ceil(sizes * self.row_bytes / self.params.target_file_bytes))
 
+    def population(self):
+        from planner.costmodel.blocks import Population
+        if self.cache.population is None:
+            self.cache.population = Population(self.sample)
+        return self.cache.population
+
     # ---- the table as it is -----------------------------------------------------------------
     def current(self) -> CurrentTable:
         if self.cache.current is None:
@@ -204,8 +211,8 @@ class CostModel:
             rows = np.zeros(len(self.scans))  # an empty table: nothing to read
         else:
             ranges = None if blocks.exact else self.cache.ranges  # sampled boxes index the sample's values
-            reader = BlockReader(blocks, self.analysis.derived, ranges)
-            rows = reader.reads(self.scans, hits).astype(float) @ blocks.rows
+            reader = BlockReader(blocks, self.analysis.derived, ranges, self.population())
+            rows = reader.reads(self.scans, hits) @ blocks.rows
         per_part_overhead = self.params.partition_overhead_rows + files * self.params.file_overhead_rows
         overhead = hits.astype(float) @ per_part_overhead
         w = self.weights
@@ -232,7 +239,8 @@ class CostModel:
         columns = [c for c in self.sample.table.column_names if c not in self.sample.derived]
 
         def make():
-            return simulated_blocks(self.sample, labels, files, rank, columns, self.params.block_rows, self.scale)
+            return simulated_blocks(self.sample, labels, files, rank, columns, self.params.block_rows, self.scale,
+                                    self.params.row_group_rows)
         key = (id(layout.partitions), order, tuple(np.asarray(files).tolist()))
         return self.cache.keyed(self.cache.blocks, key, layout.partitions, make)
 

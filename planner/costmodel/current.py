@@ -163,7 +163,20 @@ def from_sample(stats: TableStats, sample: SampleFrame, kinds: Mapping[str, Kind
         cmax[a] = np.maximum.reduceat(c, cut) if sample.n else np.zeros(0, np.int64)
         nulls[a] = np.maximum.reduceat((c < 0).astype(np.int8), cut).astype(bool) if sample.n else np.zeros(0, bool)
     part = labels[cut] if sample.n else np.zeros(0, dtype=np.int64)
-    blocks = Blocks(part.astype(np.int64), sizes.astype(float) * scale, values, cmin, cmax, nulls)
+    block_of = np.repeat(np.arange(len(sizes)), sizes)
+
+    known: dict[str, tuple] = {}
+
+    def members(a: str) -> tuple[np.ndarray, np.ndarray]:
+        if a not in known:
+            c = sample.codes(a)
+            keep = c >= 0
+            order = np.argsort(c[keep], kind="stable")
+            known[a] = c[keep][order], block_of[keep][order]
+        return known[a]
+
+    blocks = Blocks(part.astype(np.int64), sizes.astype(float) * scale, values, cmin, cmax, nulls,
+                    sampled=sizes.astype(float), members=members)
     prows = np.bincount(labels, minlength=len(specs)).astype(float) * scale
     counts: dict[tuple, int] = {}
     for f in listed:

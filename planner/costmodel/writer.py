@@ -33,13 +33,15 @@ from planner.costmodel.blocks import NO_VALUE, Blocks, lazy_boxes
 from planner.costmodel.sample import SampleFrame
 
 def simulated_blocks(sample: SampleFrame, labels: np.ndarray, files: np.ndarray, rank: np.ndarray | None,
-                     attributes: Sequence[str], rows_per_block: float, scale: float) -> Blocks:
+                     attributes: Sequence[str], rows_per_page: float, scale: float,
+                     rows_per_group: float | None = None) -> Blocks:
     """Blocks of a layout on the sample.
 
     ``labels``: partition of each sample row (-1: none). ``files[p]``: files partition ``p`` is
     written into. ``rank``: each row's position in the layout's order (ties already broken by
-    the source order), or ``None`` when the rows of a file are in no known order. Boxes are
-    computed for ``attributes`` on first use.
+    the source order), or ``None`` when the rows of a file are in no known order. Each file is
+    cut into row groups of ``rows_per_group`` table rows and those into pages (blocks) of
+    ``rows_per_page``. Boxes are computed for ``attributes`` on first use.
     """
     keep = np.flatnonzero(labels >= 0)
     lab = labels[keep]
@@ -56,12 +58,15 @@ def simulated_blocks(sample: SampleFrame, labels: np.ndarray, files: np.ndarray,
         empty = np.zeros(0, dtype=np.int64)
         return Blocks(empty, empty.astype(float), {}, {}, {}, {})
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    ends = np.r_[starts[1:], len(rows)]
+    run = np.cumsum(np.r_[True, group[1:] != group[:-1]]) - 1
+    at = np.arange(len(rows)) - starts[run]  # position inside its (partition, file)
     if rank is None:
-        cut = starts
+        cut, row_group = starts, np.arange(len(starts))
     else:
-        step = max(1, int(round(rows_per_block / scale))) if scale > 0 else len(rows)
-        cut = np.concatenate([np.arange(a, b, step) for a, b in zip(starts, ends)])
+        page = max(1, int(round(rows_per_page / scale))) if scale > 0 else len(rows)
+        rg = max(page, int(round((rows_per_group or rows_per_page) / scale))) if scale > 0 else len(rows)
+        cut = np.flatnonzero((at % rg) % page == 0)  # pages restart at every row group
+        row_group = run[cut] * (len(rows) // rg + 1) + at[cut] // rg
     sizes = np.diff(np.append(cut, len(rows)))
     part = lab[order][cut]
 
@@ -77,7 +82,21 @@ def simulated_blocks(sample: SampleFrame, labels: np.ndarray, files: np.ndarray,
         return sample.uniques(a), lo, hi, np.maximum.reduceat((c < 0).astype(np.int8), cut).astype(bool)
 
     values, cmin, cmax, nulls = lazy_boxes(attributes if rank is not None else (), box)
-    return Blocks(part.astype(np.int64), sizes.astype(float) * scale, values, cmin, cmax, nulls)
+    _, group_no = np.unique(row_group, return_inverse=True)
+    row_group_of = np.repeat(group_no, sizes)
+
+    known: dict[str, tuple] = {}
+
+    def members(a: str) -> tuple[np.ndarray, np.ndarray]:
+        if a not in known:
+            c = sample.codes(a)[rows]
+            keep = c >= 0
+            order = np.argsort(c[keep], kind="stable")
+            known[a] = c[keep][order], row_group_of[keep][order]
+        return known[a]
+
+    return Blocks(part.astype(np.int64), sizes.astype(float) * scale, values, cmin, cmax, nulls,
+                  group=row_group.astype(np.int64), sampled=sizes.astype(float), members=members)
 
 
 __all__ = ["simulated_blocks"]
