@@ -97,7 +97,9 @@ def grow(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, f
     """
     order = [a for a, w in weights.items() if w > 0 and a in kinds and kinds[a].orderable and sample.has(a)]
     allocation = attribute_allocation({a: weights[a] for a in order}, depth)
-    remaining = dict(allocation)
+    left = np.array([allocation[a] for a in order], dtype=float)  # allocation left, by attribute index
+    index = {a: i for i, a in enumerate(order)}
+    position = np.arange(len(order))
     codes = {a: SortedCodes.of(sample, a) for a in order}
     root = Node({}, np.arange(sample.n))
     queue = deque([root])
@@ -105,14 +107,17 @@ def grow(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, f
         node = queue.popleft()
         if node.depth >= depth or node.rows.size < 2 or node.rows.size < 2 * min_leaf_sample_rows:
             continue
-        ranked = sorted(order, key=lambda a: (-round(remaining[a], _TIE), node.path.count(a), order.index(a)))
-        for a in ranked:
+        on_path = np.bincount([index[a] for a in node.path if a in index], minlength=len(order))
+        # most allocation left, then cut least often on the way here, then the given order
+        ranked = np.lexsort((position, on_path, -np.round(left, _TIE)))
+        for i in ranked:
+            a = order[i]
             code = median_code(codes[a], node.rows)
             if code is not None:
                 break
         else:
             continue  # no attribute separates these rows: the node stays a bucket
-        remaining[a] -= 2.0 / 2 ** node.depth
+        left[index[a]] -= 2.0 / 2 ** node.depth
         value = sample.uniques(a)[code]
         # A double column's sample values are already decimals (SampleFrame, float_value), which
         # layout.json keeps exactly.
@@ -126,7 +131,7 @@ def grow(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, f
             node.left = Node({}, node.rows[goes_left], node.depth + 1, path=path)
             node.right = Node({}, node.rows[~goes_left], node.depth + 1, path=path)
             queue.extend((node.left, node.right))
-    return root, allocation, remaining
+    return root, allocation, {a: float(left[i]) for i, a in enumerate(order)}
 
 
 def amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], *, rows: int,

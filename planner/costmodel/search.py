@@ -199,21 +199,21 @@ def ordering_families(model: CostModel, clustered: Sequence[str]) -> list[Orderi
     basic = candidate_orderings(model.sample, model.analysis.filter_counts())
     key = clustered[0] if clustered else None
     kept = keep_order(model, basic, key) + [Ordering("sort", (key,))] if key else []
-    trees = tree_orderings(model) + (tree_orderings(model, keep=key) if key else [])
+    trees = tree_orderings(model) + (tree_orderings(model, keep=key, boosts=(0, 4)) if key else [])
     return list(dict.fromkeys(basic + kept + trees))
 
 
 # ---- the search --------------------------------------------------------------------------------
 def search(model: CostModel, log: Callable[[str], None] | None = None, orderings: bool = True,
            orderings_per_contender: int = 3, guard=None, allow_regressions: bool = False,
-           robustness_weight: float = ROBUSTNESS_WEIGHT, refine: int = 4) -> SearchResult:
+           robustness_weight: float = ROBUSTNESS_WEIGHT, refine: int = 2, finalists: int = 8) -> SearchResult:
     """Rank contenders.
 
-    Orderings are first ranked on the unpartitioned table; each contender then tries its own
-    order, no order (the source's), the ``orderings_per_contender`` best orderings and the two
-    best allowed ones. Then the ``refine`` best partitioned contenders also try a tree conditioned
-    on their partitions (their partition columns are already cut), plain and keeping the column
-    the table is clustered on now.
+    Orderings are first ranked on the unpartitioned table. Each contender tries its own order, no
+    order and the clustered column alone (the load order kept); the ``finalists`` best of them
+    then try the ``orderings_per_contender`` best orderings and the two best allowed ones. Then
+    the ``refine`` best partitioned contenders also try a tree conditioned on their partitions
+    (their partition columns are already cut), plain and keeping the clustered column.
     """
     from planner.costmodel.current import is_current
 
@@ -238,16 +238,24 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
     top = [c.layout.order for c in by_score[:orderings_per_contender]]
     top += [c.layout.order for c in by_score if c.allowed and c.layout.order not in top][:2]
     load_order = [Ordering("sort", (clustered[0],))] if clustered else []
+    first: dict[str, LayoutCost] = {}
     for layout in layouts:
         if is_current(layout):
             run(layout)  # the table as it is: its own order, nothing to try
             continue
         orders = [layout.order] + ([Ordering()] if layout.order.method != "none" else [])
         if layout.order.method == "none" and orderings:
-            orders += load_order + top
+            orders += load_order
         for order in dict.fromkeys(orders):
             if layout == base and order.method != "none":
                 continue  # already costed above
+            _keep(first, run(with_order(layout, order, model.analysis.derived)), allow_regressions)
+    ranked_first = sorted(first.values(), key=lambda c: c.score)[:finalists]
+    for cost in ranked_first if orderings else ():
+        layout = replace(cost.layout, order=Ordering()) if cost.layout.order.method != "tree" else None
+        if layout is None or layout == base:
+            continue
+        for order in top:
             run(with_order(layout, order, model.analysis.derived))
     if orderings and refine:
         partitioned = sorted((c for c in best.values() if len(c.layout.partitions) > 1 and c.layout.order.method != "tree"
