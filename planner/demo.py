@@ -57,6 +57,9 @@ def _run(args) -> int:
              prog_name="planner", standalone_mode=False)
     from planner.demo_apply import apply_and_compare
 
+    if not (Path(args.out) / "layout.json").exists():
+        print("[4/4] the table as it is is the best layout: nothing to apply", flush=True)
+        return 0
     print("[4/4] applying the advice and running queries before/after …", flush=True)
     status = apply_and_compare(spark, Path(args.out), table, args.workload)
     print(f"done in {time.time() - t0:.0f}s")

@@ -87,9 +87,11 @@ def advise_cmd(workload, table, out_dir, sample_rows, max_partitions, min_partit
                         allow_regressions=allow_regressions)
     advice = advise(wl, analysis, stats, params, log)
     if advice.keeps_current:  # the table as it is wins: there is nothing to apply
+        for stale in ("layout.json", "ddl.sql", "apply.sql"):  # an earlier advice must not be applied now
+            (Path(out_dir) / stale).unlink(missing_ok=True)
         click.echo(json.dumps(advice_json(advice), indent=2, default=str) if fmt == "json" else advice_text(advice))
         if fmt == "text":
-            click.echo(f"\nthe table as it is is the best layout: nothing written to {out_dir}")
+            click.echo(f"\nthe table as it is is the best layout: nothing to apply in {out_dir}")
         return
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
