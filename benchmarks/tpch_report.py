@@ -244,6 +244,12 @@ def issue11_figures(results: dict, summary: dict) -> tuple[list[str], dict]:
     return lines, fig
 
 
+def _options(cfg) -> str:
+    """The command-line options that narrowed the run (none for a full run)."""
+    out = f" --runs {cfg.runs}" if cfg.runs != 3 and not cfg.quick else ""
+    return out + (f" --layouts {','.join(cfg.layouts)}" if cfg.layouts else "")
+
+
 def markdown(results: dict, summary: dict, plots: list[str]) -> str:
     cfg, src = results["config"], results["source"]
     T = src["rows"]
@@ -257,7 +263,7 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
         f"# TPC-H benchmark: measured rows, bytes and wall time per layout (SF {cfg.scale:g})",
         "",
         f"Reproduce: `.venv/bin/python -m benchmarks.tpch_bench "
-        f"{'--quick' if cfg.quick else f'--scale {cfg.scale:g}'}` "
+        f"{'--quick' if cfg.quick else f'--scale {cfg.scale:g}'}{_options(cfg)}` "
         f"(seed {cfg.seed}; {results['seconds'] / 60:.0f} min on this machine: {platform.machine()}, 2 cores, "
         f"Spark {results['spark_version']} local[2], shared with other jobs: load average "
         f"{results['load'][0][0]:.1f} at the start, {results['load'][-1][0]:.1f} at the end, so wall times carry "
@@ -285,8 +291,10 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
         "* **Figures.** rows/bytes/files/partitions read are Spark's scan metrics (`numOutputRows`, `filesSize`, "
         "`numFiles`, `numPartitions`) from `hive_integration.metrics.run_measured`, in a first pass over each "
         "table. `numOutputRows` counts the rows of the row groups and pages Spark keeps (Parquet statistics and "
-        f"column index). Wall time is the median of {cfg.runs} further runs of the timed queries, in rounds over "
-        "all layouts. The lower bound (LB) is the probe's `count(*)`. Every layout's probe answers (count and "
+        "column index). " + (f"Wall time is the median of {cfg.runs} further runs of the timed queries, in rounds "
+                             "over all layouts. " if cfg.runs else "Wall time was not measured in this run "
+                             "(`--runs 0`): the wall and speedup columns are empty. ") +
+        "The lower bound (LB) is the probe's `count(*)`. Every layout's probe answers (count and "
         "checksum) are compared with the table as loaded.",
         "* **Estimates.** `est. rows` is the cost model's estimate for the same held-out scans, from the "
         "advise-time statistics (200k-row sample; the table as loaded priced from its footers).",
