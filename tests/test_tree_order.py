@@ -57,9 +57,10 @@ def test_the_emitted_case_numbers_rows_as_the_model_does():
     sql = insert_select(layout, {"a": "bigint", "b": "bigint", "d": "date"}, "db.src", "db.dst", overwrite=True,
                         dialect="spark").sql("spark")
     tree = sqlglot.parse_one(sql, read="spark")
-    keys = tree.find(exp.Sort).expressions
-    assert [k.this.name for k in keys[2:]] == ["b"]  # leaf, then the tie column
-    case = keys[1].this
+    keys = [k.this for k in tree.find(exp.Sort).expressions]  # (the partition column, unless static,) the leaf, ties
+    leaf = next(i for i, k in enumerate(keys) if isinstance(k, exp.Case))
+    assert [k.name for k in keys[leaf + 1:]] == ["b"]  # leaf, then the tie column
+    case = keys[leaf]
 
     def evaluate(node, row):
         if isinstance(node, exp.Literal):
