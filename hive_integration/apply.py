@@ -156,7 +156,7 @@ class Catalog:
         self.run(exp.Alter(this=self.names.expr(old, d), kind="TABLE",
                            actions=[exp.AlterRename(this=self.names.expr(new, d))]))
 
-    def checksum(self, name: str, columns: Mapping[str, str]) -> tuple:
+    def checksum(self, name: str, columns: Mapping[str, str], where: exp.Expression | None = None) -> tuple:
         """``count(*)``, the sum of a row hash over all columns, and per-column non-NULL counts.
 
         The sum is order independent, so two tables holding the same multiset of rows agree. The
@@ -170,7 +170,8 @@ class Catalog:
             h = exp.Anonymous(this=self.runner.hash_function, expressions=[r.copy() for r in hashable])
             aggs.append(exp.Sum(this=exp.Cast(this=h, to=exp.DataType.build("DECIMAL(38,0)"))))
         aggs += [exp.Count(this=r.copy()) for r in refs]
-        row = self.run(exp.select(*aggs).from_(self.names.expr(name, self.runner.dialect)))[0]
+        query = exp.select(*aggs).from_(self.names.expr(name, self.runner.dialect))
+        row = self.run(query.where(where) if where is not None else query)[0]
         return tuple(None if v is None else Decimal(str(v)) for v in row)
 
 

@@ -59,11 +59,13 @@ def recut_insert(plan: RelayoutPlan, columns: Mapping[str, str], source: str | e
 
 
 def add_partitions(table: str | exp.Table, column: str, locations: Mapping[int, str], *,
-                   dialect: str = "hive") -> exp.Alter:
-    actions = [exp.AddPartition(this=exp.Partition(expressions=[_spec(column, pid)]), exists=True,
-                                location=exp.LocationProperty(this=exp.Literal.string(loc)))
-               for pid, loc in locations.items()]
-    return exp.Alter(this=table_expr(table, dialect), kind="TABLE", actions=actions)
+                   dialect: str = "hive") -> list[exp.Alter]:
+    """One ``ALTER TABLE … ADD IF NOT EXISTS PARTITION (…) LOCATION …`` per partition (sqlglot
+    would join several with commas, which neither Hive nor Spark reads)."""
+    return [exp.Alter(this=table_expr(table, dialect), kind="TABLE",
+                      actions=[exp.AddPartition(this=exp.Partition(expressions=[_spec(column, pid)]), exists=True,
+                                                location=exp.LocationProperty(this=exp.Literal.string(loc)))])
+            for pid, loc in locations.items()]
 
 
 def drop_partitions(table: str | exp.Table, column: str, ids: Sequence[int], *, dialect: str = "hive") -> exp.Alter:
@@ -82,7 +84,7 @@ def relayout_script(plan: RelayoutPlan, columns: Mapping[str, str], source: str 
     stmts.append(staging_create(plan, columns, staging, staging_location, file_format=file_format, dialect=dialect))
     stmts.append(recut_insert(plan, columns, source, staging, dialect=dialect))
     if staged_locations:
-        stmts.append(add_partitions(source, plan.layout.partition_column, staged_locations, dialect=dialect))
+        stmts.extend(add_partitions(source, plan.layout.partition_column, staged_locations, dialect=dialect))
     stmts.append(drop_partitions(source, plan.layout.partition_column, plan.chosen, dialect=dialect))
     pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
              for k, v in layout_properties(plan.layout).items()]
