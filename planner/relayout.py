@@ -143,12 +143,24 @@ def _union(a: Sequence[tuple], b: Sequence[tuple]) -> tuple:
 
 
 def choose(gains: Iterable[PartitionGain], write_cost: float = DEFAULT_WRITE_COST,
-           only: Iterable[int] | None = None) -> tuple[int, ...]:
+           only: Iterable[int] | None = None, max_partitions: int | None = None) -> tuple[int, ...]:
     """Ids whose gain exceeds ``write_cost`` × their rows (and that cut into more than one piece);
-    ``only`` restricts the choice (e.g. to partitions whose order an append broke)."""
+    ``only`` restricts the choice (e.g. to partitions whose order an append broke). With
+    ``max_partitions``, the best gain per row rewritten goes first until the layout would hold more
+    partitions than that (Hive's ``hive.exec.max.dynamic.partitions``)."""
+    gains = list(gains)
     allowed = None if only is None else set(only)
-    return tuple(g.id for g in gains
-                 if g.pieces > 1 and g.gain > write_cost * g.rows and (allowed is None or g.id in allowed))
+    worth = [g for g in gains
+             if g.pieces > 1 and g.gain > write_cost * g.rows and (allowed is None or g.id in allowed)]
+    if max_partitions is None:
+        return tuple(g.id for g in worth)
+    count = len(gains)
+    picked = set()
+    for g in sorted(worth, key=lambda g: -g.gain / max(g.rows, 1.0)):
+        if count + g.pieces - 1 <= max_partitions:
+            picked.add(g.id)
+            count += g.pieces - 1
+    return tuple(g.id for g in worth if g.id in picked)
 
 
 def relaid(current: Layout, target: Layout, chosen: Iterable[int]) -> tuple[Layout, tuple[int, ...]]:
@@ -194,13 +206,14 @@ def _strategy(current: Layout) -> str:
 
 
 def plan_relayout(model: CostModel, current: Layout, target: Layout, write_cost: float = DEFAULT_WRITE_COST,
-                  only: Iterable[int] | None = None, force: Iterable[int] | None = None) -> RelayoutPlan:
+                  only: Iterable[int] | None = None, force: Iterable[int] | None = None,
+                  max_partitions: int | None = None) -> RelayoutPlan:
     """The partitions worth re-cutting for ``model``'s workload, and the layout after it.
 
     ``force``: ids re-cut whatever their gain (e.g. partitions an append left unordered: cutting
     them by their own region only re-sorts them)."""
     gains = partition_gains(model, current, target)
-    chosen = set(choose(gains, write_cost, only)) | set(force or ())
+    chosen = set(choose(gains, write_cost, only, max_partitions)) | set(force or ())
     ordered = tuple(g.id for g in gains if g.id in chosen)
     layout, new_ids = relaid(current, target, ordered)
     return RelayoutPlan(current, target, layout, tuple(gains), ordered, write_cost, new_ids)

@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.emit.apply_sql import dynamic_partition_settings, insert_select
+from planner.emit.apply_sql import _var_set, dynamic_partition_settings, insert_select
 from planner.emit.conditions import column_ref
 from planner.emit.ddl import create_table, table_expr
 from planner.layout import Layout
@@ -85,9 +85,18 @@ def relayout_script(plan: RelayoutPlan, columns: Mapping[str, str], source: str 
     stmts.append(recut_insert(plan, columns, source, staging, dialect=dialect))
     if staged_locations:
         stmts.extend(add_partitions(source, plan.layout.partition_column, staged_locations, dialect=dialect))
+    else:  # a DBA's script: copy the staged pieces in; dynamic overwrite touches only their partitions
+        stmts.append(_var_set("spark.sql.sources.partitionOverwriteMode", "dynamic"))
+        cols = [column_ref(c) for c in columns] + [column_ref(plan.layout.partition_column)]
+        stmts.append(exp.Insert(this=table_expr(source, dialect), overwrite=True,
+                                partition=exp.Partition(expressions=[
+                                    exp.to_identifier(plan.layout.partition_column, quoted=True)]),
+                                expression=exp.select(*cols).from_(table_expr(staging, dialect))))
     stmts.append(drop_partitions(source, plan.layout.partition_column, plan.chosen, dialect=dialect))
     pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
              for k, v in layout_properties(plan.layout).items()]
     stmts.append(exp.Alter(this=table_expr(source, dialect), kind="TABLE",
                            actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]))
+    if not staged_locations:
+        stmts.append(exp.Drop(tables=[table_expr(staging, dialect)], kind="TABLE", exists=True))
     return [s.sql(dialect=dialect) for s in stmts]
