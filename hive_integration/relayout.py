@@ -34,7 +34,8 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
-from hive_integration.apply import Catalog, SparkRunner, TableNames, acquire_lease, release_lease, source_columns
+from hive_integration.apply import (Catalog, SimulatedCrash, SparkRunner, TableNames, acquire_lease, release_lease,
+                                    source_columns)
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_properties, layout_from_properties
 from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_partitions, recut_insert, staging_create
@@ -45,8 +46,28 @@ STATE, GENERATION = "planner.relayout.state", "planner.relayout.generation"
 FAULT_POINTS = ("after_insert", "after_verify", "after_swap")
 
 
-class SimulatedCrash(BaseException):
-    """Test hook: the process dies here; no clean-up runs."""
+@dataclass
+class Steps:
+    """The log of a run's steps (timed, also sent to ``progress``) and its fault-injection points
+    (``fail_at``: an ApplyError the normal clean-up handles; ``crash_at``: ``SimulatedCrash``, which
+    skips every clean-up, like a killed process)."""
+
+    log: list[str]
+    progress: Callable[[str], None] | None = None
+    fail_at: str | None = None
+    crash_at: str | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def say(self, message: str) -> None:
+        self.log.append(message)
+        if self.progress:
+            self.progress(f"[{time.monotonic() - self.started:6.1f}s] {message}")
+
+    def fault(self, point: str) -> None:
+        if point == self.crash_at:
+            raise SimulatedCrash(point)
+        if point == self.fail_at:
+            raise ApplyError(f"injected failure at {point}")
 
 
 @dataclass
@@ -169,19 +190,9 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
     cat = Catalog(runner, names)
     src, staging = names.source, names.source + STAGING_SUFFIX
     db = names.db or spark.catalog.currentDatabase()
-    started = time.monotonic()
     report = RelayoutReport(names.qualified(src), list(plan.chosen), list(plan.new_ids))
-
-    def say(msg: str) -> None:
-        report.steps.append(msg)
-        if progress:
-            progress(f"[{time.monotonic() - started:6.1f}s] {msg}")
-
-    def fault(point: str) -> None:
-        if crash_at == point:
-            raise SimulatedCrash(point)
-        if fail_at == point:
-            raise ApplyError(f"injected failure at {point}")
+    steps = Steps(report.steps, progress, fail_at, crash_at)
+    say, fault, started = steps.say, steps.fault, steps.started
 
     if not cat.exists(src):
         raise ApplyError(f"table {names.qualified(src)} does not exist")
