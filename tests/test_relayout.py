@@ -119,3 +119,21 @@ def test_clustering_depth():
     assert math.isclose(d.depth, 5 / 3) and math.isclose(d.overlap, (5 / 3 - 1) / 2)
     sorted_, shuffled = clustering(["a", "b"], [(1, {"a": (i, i + 1), "b": (0, 100)}) for i in range(0, 20, 2)])
     assert sorted_.depth == 1.0 and shuffled.depth == 10.0 and shuffled.overlap == 1.0
+
+
+def test_the_partition_cap_keeps_the_best_gain_per_row():
+    from planner.relayout import PartitionGain, choose
+
+    gains = [PartitionGain(1, 100, 10_000, 0, 5, 3), PartitionGain(2, 100, 5_000, 0, 5, 3),
+             PartitionGain(3, 100, 300, 0, 5, 3)]  # 3 gains 300 < 4 x 100: never
+    assert choose(gains) == (1, 2)
+    assert choose(gains, max_partitions=7) == (1,)  # 3 partitions + 4 more pieces
+    assert choose(gains, only=[2]) == (2,)
+
+
+def test_an_append_that_overlaps_a_sorted_run_breaks_its_order():
+    from hive_integration.order_check import out_of_order
+
+    assert not out_of_order([(1, 5), (5, 9), (9, 12)])
+    assert out_of_order([(1, 5), (5, 9), (9, 12), (3, 7)])
+    assert not out_of_order([(1, 5), (5, 9), (13, 20)])  # new values after the run: still in order
