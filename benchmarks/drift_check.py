@@ -16,9 +16,9 @@ import argparse
 import os
 import random
 import time
-from pathlib import Path
+from dataclasses import replace
 
-from benchmarks.drift_bench import ROOT, TABLE
+from benchmarks.drift_bench import ROOT, TABLE, _best_new
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import sql as planner_sql
 from hive_integration.metrics import collect_scan_metrics, scans_kept
@@ -29,6 +29,7 @@ from hive_integration.tpch import generate_lineitem, load_table
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
+from planner.layout import with_generation
 from planner.relayout import model_for, plan_relayout
 from planner.workload import Schema, parse_workload
 from planner.workload_gen.tpch import tpch_workload
@@ -54,7 +55,8 @@ def run(scale: float, n: int, seed: int = 5, log=print) -> dict:
     stats = gather_stats(spark, table, sample_rows=100_000)
     base_text = "".join(q.replace("lineitem", table) + ";\n" for q in tpch_workload(40, seed, templates=("q06", "q14")))
     base_wl = parse_workload(base_text, "ship-dates.sql", schema=Schema({table: columns}), tables=[table])
-    base = advise(base_wl, analyze_table(base_wl, table, columns), stats, params).layout
+    base = _best_new(advise(base_wl, analyze_table(base_wl, table, columns), stats, params))
+    base = with_generation(replace(base, types=tuple((a, columns[a]) for a in base.attributes if a in columns)))
     t = time.perf_counter()
     applied = apply_layout(SparkRunner(spark), base)
     log(f"applied {base.describe()} in {time.perf_counter() - t:.0f} s")
@@ -84,7 +86,7 @@ def run(scale: float, n: int, seed: int = 5, log=print) -> dict:
     wl = parse_workload(drift_text, "drift.sql", schema=Schema({table: columns}), tables=[table])
     analysis = analyze_table(wl, table, columns)
     model = CostModel(analysis, stats, params)
-    target = advise(wl, analysis, stats, params).result.best.layout
+    target = _best_new(advise(wl, analysis, stats, params))
     current = planner_layout(spark, table)
     plan = plan_relayout(model, current, target, max_partitions=params.max_partitions)
     log(f"partial re-layout: {len(plan.chosen)} of {len(plan.gains)} partitions, ~{plan.rows_rewritten:,.0f} rows")

@@ -78,8 +78,10 @@ def read_window(table, workload, eventlog, since, until, min_count, dialect, on_
         stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
     advice = advise(wl, analysis, stats, params or CostParams(), log=None)
     model = CostModel(analysis, stats, advice.params)
+    from planner.costmodel.current import is_current
+
     target = advice.result.best.layout
-    if model.evaluate(target).total >= model.evaluate(current).total:
+    if is_current(target) or model.evaluate(target).total >= model.evaluate(current).total:
         target = current  # the table as it is stays the best contender: nothing to re-cut toward
     force = None
     if fix_order:
