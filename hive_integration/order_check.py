@@ -12,9 +12,11 @@ something was appended. Unordered layouts have no order to break.
 """
 from __future__ import annotations
 
-import re
+from collections import Counter
 
-from hive_integration.row_groups import row_group_ranges
+from hive_integration.footers import read_footers
+from planner.clustering import row_group_ranges
+from planner.costmodel.statistics import DataFile
 from planner.emit.apply_sql import files_per_partition
 from planner.layout import CATCH_ALL, Layout
 
@@ -25,14 +27,9 @@ def out_of_order(ranges: list[tuple]) -> bool:
     return any(nxt[0] < cur[1] for cur, nxt in zip(ranges, ranges[1:]))
 
 
-def _files_per_partition(files: list[str], column: str) -> dict[int, int]:
-    part_re = re.compile(rf"/{re.escape(column)}=(-?\d+)/", re.I)
-    out: dict[int, int] = {}
-    for f in files:
-        m = part_re.search(f)
-        if m:
-            out[int(m.group(1))] = out.get(int(m.group(1)), 0) + 1
-    return out
+def _pid(f: DataFile, column: str) -> int | None:
+    value = dict(f.partition).get(column.lower())
+    return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
 def unordered_partitions(spark, table: str, layout: Layout) -> list[int]:
@@ -42,15 +39,18 @@ def unordered_partitions(spark, table: str, layout: Layout) -> list[int]:
     order = layout.order
     if order.method == "none" or not order.columns:
         return []
-    files = spark.table(table).inputFiles()
+    pcol = layout.partition_column
+    files = read_footers(spark.table(table).inputFiles(), [pcol])
     want = files_per_partition(layout)
-    grown = {p for p, n in _files_per_partition(files, layout.partition_column).items()
-             if p != CATCH_ALL and n > want.get(p, 1)}
+    count = Counter(_pid(f, pcol) for f in files)
+    grown = {p for p, n in count.items() if p is not None and p != CATCH_ALL and n > want.get(p, 1)}
     if order.method == "zorder":
         return sorted(grown)
     first = order.columns[0]
     ranges: dict[int, list] = {}
-    for part, stats in row_group_ranges(files, [first], layout.partition_column):
-        if part in grown and first in stats:
-            ranges.setdefault(part, []).append(stats[first])
+    for f in files:
+        if _pid(f, pcol) in grown:
+            for _, stats in row_group_ranges([f], [first]):
+                if first in stats:
+                    ranges.setdefault(_pid(f, pcol), []).append(stats[first])
     return sorted(p for p, r in ranges.items() if out_of_order(r))

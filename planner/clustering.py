@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from planner.costmodel.statistics import DataFile
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,23 @@ def column_depth(column: str, by_partition: Mapping[Any, Sequence[tuple[Any, Any
     return ColumnDepth(column, total / count, count / parts, count)
 
 
-def clustering(columns: Iterable[str], row_groups: Iterable[tuple[Any, Mapping[str, tuple[Any, Any]]]]
-               ) -> list[ColumnDepth]:
-    """``row_groups``: (partition, column -> (min, max)) per row group."""
+def row_group_ranges(files: Iterable[DataFile], columns: Iterable[str]
+                     ) -> Iterator[tuple[Any, dict[str, tuple[Any, Any]]]]:
+    """Per row group of the footers read (``hive_integration.footers``): its partition (the
+    directory values) and column -> (min, max) for ``columns`` with both statistics."""
+    wanted = set(columns)
+    for f in files:
+        for g in f.row_groups or ():
+            yield f.partition, {c: (s.min, s.max) for c, s in g.columns.items()
+                                if c in wanted and s.min is not None and s.max is not None}
+
+
+def clustering(columns: Iterable[str], files: Iterable[DataFile]) -> list[ColumnDepth]:
+    """Clustering depth of each of ``columns`` over the row groups of ``files``, per partition."""
+    columns = list(columns)
     by_col: dict[str, dict[Any, list]] = {c: {} for c in columns}
-    for part, stats in row_groups:
+    for part, stats in row_group_ranges(files, columns):
         for c, rng in stats.items():
-            if c in by_col:
-                by_col[c].setdefault(part, []).append(rng)
+            by_col[c].setdefault(part, []).append(rng)
     out = [column_depth(c, parts) for c, parts in by_col.items()]
     return [d for d in out if d is not None]

@@ -117,7 +117,11 @@ def test_clustering_depth():
     assert depths([(1, 5), (4, 9), (10, 12)]) == [2, 2, 1]
     d = column_depth("x", {1: [(1, 5), (4, 9), (10, 12)]})
     assert math.isclose(d.depth, 5 / 3) and math.isclose(d.overlap, (5 / 3 - 1) / 2)
-    sorted_, shuffled = clustering(["a", "b"], [(1, {"a": (i, i + 1), "b": (0, 100)}) for i in range(0, 20, 2)])
+    from planner.costmodel.statistics import ChunkStats, DataFile, RowGroupStats
+
+    groups = tuple(RowGroupStats(10, {"a": ChunkStats(i, i + 1, 0), "b": ChunkStats(0, 100, 0)})
+                   for i in range(0, 20, 2))
+    sorted_, shuffled = clustering(["a", "b"], [DataFile("f", (("pid", "1"),), groups)])
     assert sorted_.depth == 1.0 and shuffled.depth == 10.0 and shuffled.overlap == 1.0
 
 

@@ -101,13 +101,13 @@ def _params(max_partitions: int, min_partition_mb: float):
 
 
 def _clustering(spark, table, layout, columns):
-    from hive_integration.row_groups import row_group_ranges
+    from hive_integration.footers import table_footers
     from planner.clustering import clustering
 
     wanted = list(dict.fromkeys([a for a in layout.attributes if a in columns] + list(layout.order.columns)
                                 + [c for c in columns if c not in layout.attributes]))
     wanted = [c for c in wanted if c in columns]
-    return clustering(wanted, row_group_ranges(spark.table(table).inputFiles(), wanted, layout.partition_column))
+    return clustering(wanted, table_footers(spark, table, spark.table(table).inputFiles()))
 
 
 def _measure(spark, window: Window, console: Console) -> list[tuple]:
