@@ -257,8 +257,8 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             release_lease(cat, src, owner)
         except Exception:
             pass
-        raise ApplyError(f"re-laying out {names.qualified(src)} stopped: {e}. {names.qualified(src)} is "
-                         "unchanged; a re-run resumes") from e
+        raise ApplyError(f"re-laying out {names.qualified(src)} stopped: {e}. {names.qualified(src)} holds its "
+                         "old partitions or its new ones, never both; a re-run resumes") from e
     fault("after_swap")
     report = _finish(spark, cat, plan, report, say, db, drop_old, now, resumed=False)
     release_lease(cat, src, owner)
@@ -303,6 +303,13 @@ def _swap(cat: Catalog, parts: _Partitions, files: _Files, plan: RelayoutPlan, s
             for s in add_partitions(cat.sql(names.source), plan.layout.partition_column, missing,
                                     dialect=cat.runner.dialect):
                 cat.run(s)
+        # an append that reached a re-cut partition after the verification would be lost by the swap
+        now = cat.run(exp.select(exp.Count(this=exp.Star())).from_(cat.names.expr(names.source, cat.runner.dialect))
+                      .where(_in_chosen(plan)))[0][0]
+        verified = cat.checksum(names.source + STAGING_SUFFIX, {})[0]
+        if int(now) != int(verified):
+            raise ApplyError(f"the re-cut partitions now hold {int(now):,} rows, {int(verified):,} were staged "
+                             "(an append ran meanwhile); run the re-layout again")
         moves = dict(staged) | {pid: empty[pid] for pid in plan.chosen if pid in have}
         old = {pid: have[pid] for pid in plan.chosen if pid in have}
         cat.set_properties(names.source + STAGING_SUFFIX, {"planner.relayout.old": _encode(old)})
