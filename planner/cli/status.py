@@ -80,8 +80,10 @@ def read_window(table, workload, eventlog, since, until, min_count, dialect, on_
     model = CostModel(analysis, stats, advice.params)
     from planner.costmodel.current import is_current
 
-    target = advice.result.best.layout
-    if is_current(target) or model.evaluate(target).total >= model.evaluate(current).total:
+    # the best new layout: the table-as-it-is contender is what a partial re-layout starts from,
+    # and each re-cut must pay c x its rows on this window on its own
+    target = next((c.layout for c in advice.result.ranked if not is_current(c.layout)), current)
+    if model.evaluate(target).total >= model.evaluate(current).total:
         target = current  # the table as it is stays the best contender: nothing to re-cut toward
     force = None
     if fix_order:
