@@ -2,18 +2,25 @@
 
 A layout is written exactly as ``planner apply`` writes it (``planner.emit``: ``CREATE TABLE …
 PARTITIONED BY (planner_pid)`` with the layout in TBLPROPERTIES, then the SETs and the
-``INSERT OVERWRITE … SELECT …, CASE … END … DISTRIBUTE BY … SORT BY …``), only into
+``INSERT OVERWRITE`` with the write plan ``planner apply`` picks for the source's size), only into
 ``bench.li_<name>`` instead of a swap-in of the source, so every layout can be read side by side
 from one source table. The copy is ``CREATE TABLE bench.li_copy STORED AS PARQUET AS SELECT *``:
 what a user pays to rewrite the table without the planner. Both run under the same
 ``parquet.block.size`` as the source, so row groups hold about as many rows everywhere.
+
+Run on its own (``benchmarks.build_bench``: ``python -m benchmarks.tpch_build --scale 1``) it builds
+every TPC-H layout (and a Hilbert twin of every z-ordered one) three times, alternating with the
+copy, reports the fastest run of each with Spark's stage times, the statistics pass, and the
+z-value micro-benchmark.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import time
-from dataclasses import dataclass
-from typing import Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping
 from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
@@ -23,8 +30,24 @@ from sqlglot import exp
 from hive_integration.apply import SparkRunner
 from planner.emit.apply_sql import apply_statements
 from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
+from planner.emit.write_plan import write_plan
 from planner.errors import LayoutError
 from planner.layout import Layout
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One Spark stage of a build, from the status store (no UI needed)."""
+
+    id: int
+    tasks: int
+    seconds: float  # submission to completion
+    cpu: float  # executor CPU seconds, all tasks
+    run: float  # executor run seconds, all tasks (CPU plus waiting: I/O, other processes)
+    shuffle_write: int  # bytes
+    shuffle_read: int
+    spill_memory: int
+    spill_disk: int
 
 
 @dataclass(frozen=True)
@@ -35,6 +58,39 @@ class Built:
     row_groups: int
     bytes: int
     partitions: int  # non-empty Hive partitions (0: unpartitioned)
+    plan: str = ""  # the write plan (planner.emit.write_plan)
+    stages: tuple[Stage, ...] = field(default=())
+
+    @property
+    def cpu(self) -> float:
+        return sum(s.cpu for s in self.stages)
+
+
+_groups = itertools.count(1)
+
+
+@contextmanager
+def stages_of(spark: SparkSession, into: list) -> Iterator[None]:
+    """Collect the stages of the jobs run inside the block (a job group of its own)."""
+    group = f"planner-build-{os.getpid()}-{next(_groups)}"
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        yield
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        tracker, store = sc.statusTracker(), sc._jsc.sc().statusStore()
+        ids = sorted({sid for j in tracker.getJobIdsForGroup(group) for sid in tracker.getJobInfo(j).stageIds})
+        for sid in ids:
+            try:
+                st = store.lastStageAttempt(sid)
+            except Exception:  # noqa: BLE001 - a stage skipped by AQE was never attempted
+                continue
+            sub, done = st.submissionTime(), st.completionTime()
+            secs = (done.get().getTime() - sub.get().getTime()) / 1000 if sub.isDefined() and done.isDefined() else 0.0
+            into.append(Stage(sid, st.numTasks(), secs, st.executorCpuTime() / 1e9, st.executorRunTime() / 1e3,
+                              st.shuffleWriteBytes(), st.shuffleReadBytes(), st.memoryBytesSpilled(),
+                              st.diskBytesSpilled()))
 
 
 def _drop(runner: SparkRunner, table: str) -> None:
@@ -83,11 +139,13 @@ def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, 
                                                                           hive_format=True)]),
             expression=exp.select(exp.Star()).from_(table_expr(source, "spark")))
         sql = ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
+        stages: list[Stage] = []
         t = time.perf_counter()
-        _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
+        with stages_of(spark, stages):
+            _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
         seconds = time.perf_counter() - t
     files, groups, size = footprint(spark, target)
-    return Built(target, seconds, files, groups, size, 0)
+    return Built(target, seconds, files, groups, size, 0, "CTAS", tuple(stages) if seconds else ())
 
 
 def _stored_layout(spark: SparkSession, table: str) -> Layout | None:
@@ -111,18 +169,30 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     """
     runner = SparkRunner(spark)
     seconds = None
+    plan = write_plan(layout, table_bytes=runner.table_bytes(source))  # as `planner apply` sizes it
+    stages: list[Stage] = []
     if not (reuse and _stored_layout(spark, target) == layout):
         _drop(runner, target)
         create = create_table_sql(layout, columns, target, dialect="spark")
-        fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False)
+        fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)
 
         def run() -> None:
             runner.execute(create)
-            for s in fill:
-                runner.execute(s)
+            with runner.settings_restored([s.split("=")[0].split()[1] for s in fill if s.startswith("SET ")]):
+                for s in fill:
+                    runner.execute(s)
 
         t = time.perf_counter()
-        _with_block_size(spark, block_bytes, run)
+        with stages_of(spark, stages):
+            _with_block_size(spark, block_bytes, run)
         seconds = time.perf_counter() - t
     files, groups, size = footprint(spark, target)
-    return Built(target, seconds, files, groups, size, _partitions(spark, target))
+    return Built(target, seconds, files, groups, size, _partitions(spark, target), plan.describe(), tuple(stages))
+
+
+if __name__ == "__main__":
+    import sys
+
+    from benchmarks.build_bench import main
+
+    sys.exit(main())

@@ -16,6 +16,12 @@ Every step can be re-run. A later run reads the state property of ``<t>__planner
     <t> missing, new table ``verified``, previous P  -> a crash between the two renames: finish the swap
     <t> missing, new table not verified, previous P  -> rename P back to <t>, then start over
 
+One pass over the source. On Spark the INSERT reads the source through ``DataFrame.observe``, which
+computes the source's count and checksum from the rows the INSERT reads, so verification reads
+only the new table. A resumed run (new table already loaded), another engine, or an observed
+checksum that does not match (a retried stage may count twice) read the source again for it.
+The write plan (``planner.emit.write_plan``) is sized by the source's bytes on disk.
+
 Fault injection: ``fail_at=`` (or ``PLANNER_FAIL_AT``) raises ApplyError at a step and lets the
 normal clean-up run; ``crash_at=`` raises ``SimulatedCrash`` (a BaseException) that skips every
 clean-up, like a killed process.
@@ -25,14 +31,17 @@ from __future__ import annotations
 import os
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Iterator, Mapping, Protocol, Sequence
 
+import sqlglot
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name
 from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
+from planner.emit.write_plan import write_plan
 from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.layout import Layout, clashing_ids
 
@@ -69,6 +78,53 @@ class SparkRunner:
 
         with spark_errors(f"running `{' '.join(sql.split())[:300]}`"):
             return [tuple(r) for r in self.spark.sql(sql).collect()]
+
+    def table_bytes(self, table: str) -> int | None:
+        """Bytes of the table's data files (None if they cannot be listed)."""
+        from hive_integration.statistics import _files
+
+        try:
+            return sum(size for _, size, _ in _files(self.spark, table))
+        except Exception:  # noqa: BLE001 - only a sizing hint: without it the plan is size-agnostic
+            return None
+
+    @contextmanager
+    def settings_restored(self, keys: Sequence[str]) -> Iterator[None]:
+        """Put the session's values of ``keys`` back afterwards (the emitted SETs are per-write)."""
+        saved = {k: self.spark.conf.get(k, None) for k in keys}
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    self.spark.conf.unset(k)
+                else:
+                    self.spark.conf.set(k, v)
+
+    def execute_observed(self, sql: str, aggregates: Sequence[exp.Expression]) -> tuple:
+        """Run the INSERT ``sql`` and return ``aggregates`` over the rows it read from its source,
+        computed in the same pass (``DataFrame.observe``): the source is read once."""
+        from pyspark.sql import Observation, functions as F
+
+        from hive_integration.errors import spark_errors
+
+        tree = sqlglot.parse_one(sql, read="spark")
+        (source,) = {t.sql(dialect="spark") for t in tree.expression.find_all(exp.Table)}
+        view = f"planner_source_{uuid.uuid4().hex}"
+        observed = Observation(view)
+        names = [f"m{i}" for i in range(len(aggregates))]
+        with spark_errors(f"reading {source}"):
+            df = self.spark.table(source).observe(
+                observed, *[F.expr(a.sql(dialect="spark")).alias(n) for a, n in zip(aggregates, names)])
+            df.createOrReplaceTempView(view)
+        for t in tree.expression.find_all(exp.Table):
+            t.replace(exp.Table(this=exp.to_identifier(view, quoted=True)))
+        try:
+            self.execute(tree.sql(dialect="spark"))
+            got = observed.get
+        finally:
+            self.spark.catalog.dropTempView(view)
+        return tuple(got[n] for n in names)
 
 
 class HiveServer2Runner:
@@ -156,12 +212,13 @@ class Catalog:
         self.run(exp.Alter(this=self.names.expr(old, d), kind="TABLE",
                            actions=[exp.AlterRename(this=self.names.expr(new, d))]))
 
-    def checksum(self, name: str, columns: Mapping[str, str], where: exp.Expression | None = None) -> tuple:
+    def checksum_aggregates(self, columns: Mapping[str, str]) -> list[exp.Expression]:
         """``count(*)``, the sum of a row hash over all columns, and per-column non-NULL counts.
 
         The sum is order independent, so two tables holding the same multiset of rows agree. The
         per-column counts catch what the hash misses: Spark's hashes skip NULLs, so (NULL, 1) and
-        (1, NULL) hash alike. Maps cannot be hashed in Spark and are left to the counts.
+        (1, NULL) hash alike. Maps cannot be hashed in Spark and are left to the counts. All of it
+        is one aggregate: one scan of a table.
         """
         refs = [exp.column(exp.to_identifier(c, quoted=True)) for c in columns]
         hashable = [r for r, t in zip(refs, columns.values()) if not t.startswith("map")]
@@ -170,9 +227,33 @@ class Catalog:
             h = exp.Anonymous(this=self.runner.hash_function, expressions=[r.copy() for r in hashable])
             aggs.append(exp.Sum(this=exp.Cast(this=h, to=exp.DataType.build("DECIMAL(38,0)"))))
         aggs += [exp.Count(this=r.copy()) for r in refs]
-        query = exp.select(*aggs).from_(self.names.expr(name, self.runner.dialect))
-        row = self.run(query.where(where) if where is not None else query)[0]
-        return tuple(None if v is None else Decimal(str(v)) for v in row)
+        return aggs
+
+    def checksum(self, name: str, columns: Mapping[str, str], where: exp.Expression | None = None) -> tuple:
+        """``checksum_aggregates`` of table ``name`` (of its rows where ``where`` holds), in one scan."""
+        query = exp.select(*self.checksum_aggregates(columns)).from_(self.names.expr(name, self.runner.dialect))
+        row = self.run(query.where(where) if where is not None else query)
+        return checksum_values(row[0])
+
+    def bytes(self, name: str) -> int | None:
+        sizer = getattr(self.runner, "table_bytes", None)
+        return sizer(self.names.qualified(name)) if sizer else None
+
+
+def checksum_values(row: Sequence) -> tuple:
+    return tuple(None if v is None else Decimal(str(v)) for v in row)
+
+
+@contextmanager
+def _settings_restored(runner: Runner, statements: Sequence[str]) -> Iterator[None]:
+    """The emitted ``SET k = v`` statements last as long as the write (where the runner can)."""
+    keys = [s.split("=", 1)[0].split(None, 1)[1].strip() for s in statements if s.upper().startswith("SET ")]
+    restore = getattr(runner, "settings_restored", None)
+    if restore is None or not keys:
+        yield
+    else:
+        with restore(keys):
+            yield
 
 
 # ---- the report ---------------------------------------------------------------------------------
@@ -341,9 +422,11 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             else:
                 report.resumed = f"reused {names.qualified(new)} verified by an earlier run"
         backup = backup_name(cat.sql(src), dialect=runner.dialect, layout=layout).name
+        plan = write_plan(layout, table_bytes=cat.bytes(src))
         stmts = apply_statements(layout, columns, cat.sql(src), cat.sql(new), dialect=runner.dialect,
-                                 backup=cat.sql(backup))
+                                 backup=cat.sql(backup), plan=plan)
         *fill, rename_old, rename_new = stmts
+        observed = None
         if not reused:
             step = "create"
             cat.run(create_table_sql(layout, columns, cat.sql(new), file_format=file_format, dialect=runner.dialect))
@@ -352,15 +435,22 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             fault("after_create")
             step = "insert"
             fault("before_insert")
-            for i, s in enumerate(fill, 1):
-                t0 = time.monotonic()
-                cat.run(s)
-                say(f"statement {i}/{len(fill)} done in {time.monotonic() - t0:.1f} s: {' '.join(s.split())[:60]}")
+            say(f"writing: {plan.describe()}")
+            observe = getattr(runner, "execute_observed", None)
+            with _settings_restored(runner, fill):
+                for i, s in enumerate(fill, 1):
+                    t0 = time.monotonic()
+                    if observe is not None and s.lstrip().upper().startswith("INSERT"):
+                        observed = checksum_values(observe(s, cat.checksum_aggregates(columns)))
+                    else:
+                        cat.run(s)
+                    say(f"statement {i}/{len(fill)} done in {time.monotonic() - t0:.1f} s: "
+                        f"{' '.join(s.split())[:60]}")
             report.statements = len(fill)
             cat.set_properties(new, {STATE: "loaded"})
             fault("after_insert")
             step = "verify"
-            _verify(cat, columns, report, say, drop_on_mismatch=True)
+            _verify(cat, columns, report, say, drop_on_mismatch=True, observed=observed)
         cat.set_properties(new, {STATE: "verified", PREVIOUS: names.qualified(backup)})
         fault("after_verify")
         step = "swap"
@@ -394,10 +484,17 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
     return report
 
 
-def _verify(cat: Catalog, columns: Mapping[str, str], report: ApplyReport, say, *, drop_on_mismatch: bool) -> bool:
+def _verify(cat: Catalog, columns: Mapping[str, str], report: ApplyReport, say, *, drop_on_mismatch: bool,
+            observed: tuple | None = None) -> bool:
+    """The new table holds the source's rows: count, checksum, non-NULL counts. ``observed``: the
+    source's figures taken while the INSERT read it; the source is scanned only without them, or
+    when they differ (then the scan decides)."""
     names = cat.names
-    want = cat.checksum(names.source, columns)
     have = cat.checksum(names.new, columns)
+    want = observed if observed is not None else cat.checksum(names.source, columns)
+    if want != have and observed is not None:
+        say("the checksum observed during the INSERT differs; reading the source again to decide")
+        want = cat.checksum(names.source, columns)
     if want != have:
         if not drop_on_mismatch:
             return False

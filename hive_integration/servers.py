@@ -1,9 +1,12 @@
-"""Start a standalone Hive Metastore or a Spark Thrift Server (HiveServer2) locally.
+"""Start a standalone Hive Metastore, a Spark Thrift Server (HiveServer2) or a Spark
+standalone cluster (a master and workers) locally.
 
 Why: end-to-end tests and demos need a real catalog shared between processes
-(embedded Derby allows one JVM only) and a real HiveServer2 endpoint.  Both are
-started from the jars that ship inside the pyspark wheel, so nothing else needs
-installing.  Each server:
+(embedded Derby allows one JVM only), a real HiveServer2 endpoint, and a real
+cluster to show that a layout's INSERT and the statistics pass are ordinary
+Spark jobs that scale out (``--master spark://…``).  All are started from the
+jars that ship inside the pyspark wheel, so nothing else needs installing.  Each
+server:
 
 - listens on a free port of 127.0.0.1 and keeps all state under ``state_dir``
   (Derby db, warehouse, tmp, logs);
@@ -12,7 +15,8 @@ installing.  Each server:
 - runs in its own process group and is stopped by PID (SIGTERM, then SIGKILL
   of the group), also at interpreter exit if the caller forgot.
 
-Measured on 2 cores: metastore ready in ~6 s, thrift server in ~12-17 s.
+Measured on 2 cores: metastore ready in ~6 s, thrift server in ~12-17 s, a
+master and two workers in ~10 s.
 
 Traps:
 - Hive 2.3's metastore has no bind-host setting (``hive.metastore.thrift.bind.host``
@@ -24,12 +28,17 @@ Traps:
   only because the launcher special-cases the HiveThriftServer2 main class.
 - ``spark-submit`` runs ``spark-class``, which ``exec``s the JVM, so the PID we
   hold is the JVM itself; the group kill catches the launcher helper anyway.
+- A worker's port opens before it has registered with the master: the cluster
+  is ready when the master's ``/json`` page lists every worker ALIVE.
+- Master and workers bind to 127.0.0.1 (``--host``, ``SPARK_LOCAL_IP``); their
+  web UIs get free ports too (the defaults 8080/8081 may be taken).
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -37,6 +46,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -299,27 +309,181 @@ class SparkThriftServer(_LocalServer):
         return cmd
 
 
+class _SparkDaemon(_LocalServer):
+    """A daemon started by ``spark-class`` from pyspark's own jars, on loopback."""
+
+    default_timeout = 90.0
+    main_class = ""
+
+    def __init__(self, state_dir: Path, *, port: int | None = None, startup_timeout: float | None = None,
+                 heap: str = "256m"):
+        super().__init__(state_dir, port=port, startup_timeout=startup_timeout)
+        self.heap = heap
+        self.webui_port = free_port()
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        tmp = self.state_dir / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        env.update({
+            "SPARK_HOME": str(pyspark_home()),
+            "SPARK_LOCAL_IP": HOST,
+            "SPARK_LOCAL_DIRS": str(tmp),
+            "SPARK_LOG_DIR": str(self.state_dir / "logs"),
+            "SPARK_DAEMON_MEMORY": self.heap,
+            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+            "SPARK_LAUNCHER_OPTS": f"-XX:-UsePerfData -Djava.io.tmpdir={tmp}",
+            "SPARK_DAEMON_JAVA_OPTS": f"-XX:-UsePerfData -Djava.io.tmpdir={tmp}",
+        })
+        return env
+
+    def _args(self) -> list[str]:
+        raise NotImplementedError
+
+    def _command(self) -> list[str]:
+        return [str(pyspark_home() / "bin" / "spark-class"), self.main_class, *self._args()]
+
+
+class SparkMaster(_SparkDaemon):
+    """A standalone cluster's master (``org.apache.spark.deploy.master.Master``)."""
+
+    name = "spark-master"
+    main_class = "org.apache.spark.deploy.master.Master"
+
+    @property
+    def uri(self) -> str:
+        return f"spark://{self.host}:{self.port}"
+
+    def _args(self) -> list[str]:
+        return ["--host", self.host, "--port", str(self.port), "--webui-port", str(self.webui_port)]
+
+    def status(self) -> dict:
+        """The master's ``/json`` page: workers, cores, memory, applications."""
+        with urllib.request.urlopen(f"http://{self.host}:{self.webui_port}/json/", timeout=5) as r:
+            return json.loads(r.read().decode())
+
+    def alive_workers(self) -> int:
+        try:
+            return sum(1 for w in self.status().get("workers", []) if w.get("state") == "ALIVE")
+        except OSError:
+            return 0
+
+
+class SparkWorker(_SparkDaemon):
+    """A standalone cluster's worker (``org.apache.spark.deploy.worker.Worker``) of ``master``."""
+
+    main_class = "org.apache.spark.deploy.worker.Worker"
+
+    def __init__(self, state_dir: Path, master: str, *, index: int = 1, cores: int = 1, memory: str = "1g",
+                 port: int | None = None, startup_timeout: float | None = None):
+        self.name = f"spark-worker-{index}"
+        super().__init__(state_dir, port=port, startup_timeout=startup_timeout)
+        self.master, self.cores, self.memory = master, cores, memory
+        self.work_dir = self.state_dir / f"work-{index}"
+
+    @property
+    def uri(self) -> str:
+        return f"spark-worker://{self.host}:{self.port}"
+
+    def _args(self) -> list[str]:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        return ["--host", self.host, "--port", str(self.port), "--webui-port", str(self.webui_port),
+                "--cores", str(self.cores), "--memory", self.memory, "--work-dir", str(self.work_dir), self.master]
+
+
+class StandaloneCluster:
+    """A Spark standalone cluster on loopback: one master and ``workers`` workers, stopped by PID.
+
+    Applications connect with ``--master`` / ``spark.master`` = ``cluster.uri``. Every executor of
+    a worker gets at most ``memory`` (e.g. ``spark.executor.memory=768m`` under ``memory="1g"``).
+    """
+
+    def __init__(self, state_dir: Path, *, workers: int = 2, cores: int = 1, memory: str = "1g",
+                 startup_timeout: float = 120.0):
+        self.state_dir = Path(state_dir).resolve()
+        self.master = SparkMaster(self.state_dir / "master", startup_timeout=startup_timeout)
+        self.workers = [SparkWorker(self.state_dir / f"worker-{i}", self.master.uri, index=i, cores=cores,
+                                    memory=memory, startup_timeout=startup_timeout) for i in range(1, workers + 1)]
+        self.startup_timeout = startup_timeout
+        self.startup_seconds: float | None = None
+
+    @property
+    def uri(self) -> str:
+        return self.master.uri
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in (self.master, *self.workers) if p.pid is not None]
+
+    def start(self) -> "StandaloneCluster":
+        started = time.monotonic()
+        try:
+            self.master.start()
+            for w in self.workers:
+                w.start()
+            deadline = started + self.startup_timeout
+            while self.master.alive_workers() < len(self.workers):
+                if time.monotonic() > deadline:
+                    raise ServerStartError(
+                        f"only {self.master.alive_workers()} of {len(self.workers)} workers registered with "
+                        f"{self.uri} within {self.startup_timeout:.0f} s; logs under {self.state_dir}")
+                for w in self.workers:
+                    if w._proc is not None and w._proc.poll() is not None:
+                        raise ServerStartError(f"{w.name} exited; log {w.log_path}:\n{log_tail(w.log_path)}")
+                time.sleep(0.25)
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        for w in self.workers:
+            w.stop()
+        self.master.stop()
+
+    def __enter__(self) -> "StandaloneCluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"StandaloneCluster(uri={self.uri!r}, pids={self.pids})"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m hive_integration.servers metastore|thriftserver --dir D``: run one in the foreground."""
+    """``python -m hive_integration.servers metastore|thriftserver|cluster --dir D``: run one in the foreground."""
     parser = argparse.ArgumentParser(prog="python -m hive_integration.servers", description=main.__doc__)
-    parser.add_argument("kind", choices=["metastore", "thriftserver"])
+    parser.add_argument("kind", choices=["metastore", "thriftserver", "cluster"])
     parser.add_argument("--dir", required=True, type=Path, help="state directory")
     parser.add_argument("--port", type=int, default=None)
     parser.add_argument("--metastore-uri", default=None, help="thriftserver only: thrift://host:port")
     args = parser.parse_args(argv)
     args.dir.mkdir(parents=True, exist_ok=True)
+    if args.kind == "cluster":
+        cluster = StandaloneCluster(args.dir)
+        return _serve(cluster, (cluster.master, *cluster.workers), lambda: (
+            f"cluster ready at {cluster.uri} (pids {cluster.pids}, {cluster.startup_seconds:.1f} s); Ctrl-C stops it"),
+            f"a cluster process exited; logs under {cluster.state_dir}")
     if args.kind == "metastore":
         server = StandaloneMetastore(args.dir, port=args.port)
     else:
         server = SparkThriftServer(args.dir, port=args.port, metastore_uri=args.metastore_uri)
+    return _serve(server, (server,), lambda: (
+        f"{server.name} ready at {server.uri} (pid {server.pid}, {server.startup_seconds:.1f} s); "
+        f"log {server.log_path}; Ctrl-C stops it"), f"{server.name} exited; log {server.log_path}")
+
+
+def _serve(running, processes, ready, gone: str) -> int:
+    """Start ``running`` (a server or the cluster), say ``ready()``, and wait until Ctrl-C or until
+    one of ``processes`` exits."""
     try:
-        with server:
-            print(f"{server.name} ready at {server.uri} (pid {server.pid}, "
-                  f"{server.startup_seconds:.1f} s); log {server.log_path}; Ctrl-C stops it",
-                  flush=True)
-            while server._proc is not None and server._proc.poll() is None:
+        with running:
+            print(ready(), flush=True)
+            while all(p._proc is not None and p._proc.poll() is None for p in processes):
                 time.sleep(1)
-            print(f"{server.name} exited; log {server.log_path}", file=sys.stderr)
+            print(gone, file=sys.stderr)
             return 1
     except KeyboardInterrupt:
         return 0

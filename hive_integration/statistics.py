@@ -1,22 +1,32 @@
-"""Gather ``TableStats`` from a real table with Spark, cached by data snapshot.
+"""Gather ``TableStats`` from a real table with Spark, cached by data snapshot, in one pass.
 
-* row count and bytes: from the table's files (sizes, modification times) and ``count()``;
-* per-column width: from the Parquet footers' compressed column-chunk sizes when the files are
-  local, else Spark's default type sizes;
-* a uniform random sample: ``DataFrame.sample`` (Bernoulli, seeded) then ``limit``, shipped to
-  Python as Arrow; the table is never collected;
+* bytes: from the table's files (sizes, modification times);
+* row count and per-column width: from the Parquet footers (row counts, compressed column-chunk
+  sizes) when the files are local. No scan counts the rows;
+* each file's row groups with their min/max (``hive_integration.footers``): the table as it is,
+  priced by the cost model as a contender;
+* a uniform random sample in one pass over the data, each row with its file and row index (the
+  table's own order): with the row count known, ``DataFrame.sample`` (Bernoulli, seeded) then a
+  uniform subset of ``sample_rows`` (a ``LIMIT`` would keep the first splits' rows); without it (files not readable here),
+  the ``sample_rows`` rows of smallest seeded ``rand()`` (Spark keeps a top-n heap per task), with
+  the row count observed (``DataFrame.observe``) in that same pass. Shipped to Python as Arrow;
+  the table is never collected;
 * the metastore's column statistics (``DESCRIBE EXTENDED t col`` after
   ``ANALYZE TABLE … COMPUTE STATISTICS FOR COLUMNS``), used where they exist.
 
 The cache key is the table name, the file listing (path, size, mtime), the sample size and the
-seed: an unchanged table is never rescanned, a changed one always is.
+seed: an unchanged table is never rescanned, a changed one always is. ``timings`` (a dict) gets
+the seconds of each step, so the statistics pass is reported apart from the search.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import time
+import uuid
 from dataclasses import replace
 from pathlib import Path
+from typing import Mapping
 from urllib.parse import urlparse
 
 import numpy as np
@@ -55,7 +65,9 @@ def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
         raise InputError(f"table {table} not found in the metastore ({str(e).splitlines()[0]})") from None
 
 
-def _widths(files: list[tuple[str, int, int]], schema: dict[str, str], spark: SparkSession, table: str) -> dict:
+def _footers(files: list[tuple[str, int, int]]) -> tuple[int, dict[str, int]] | None:
+    """(rows, compressed bytes per top-level column) from the Parquet footers, or None when a file
+    is not local or not Parquet."""
     sizes: dict[str, int] = {}
     rows = 0
     try:
@@ -72,7 +84,13 @@ def _widths(files: list[tuple[str, int, int]], schema: dict[str, str], spark: Sp
                     name = col.path_in_schema.split(".")[0].lower()
                     sizes[name] = sizes.get(name, 0) + col.total_compressed_size
     except (OSError, pa.ArrowException):
-        sizes, rows = {}, 0
+        return None
+    return rows, sizes
+
+
+def _widths(footers: tuple[int, dict[str, int]] | None, schema: dict[str, str], spark: SparkSession,
+            table: str) -> dict:
+    rows, sizes = footers or (0, {})
     if rows and sizes:
         return {c: sizes.get(c, 0) / rows for c in schema}
     # No data files (an empty table) or not readable here: Spark's own estimate per type. PySpark's
@@ -81,12 +99,40 @@ def _widths(files: list[tuple[str, int, int]], schema: dict[str, str], spark: Sp
     return {c: float(fields.get(c, 8)) for c in schema}
 
 
-def _column_stats(spark: SparkSession, table: str, column: str) -> dict:
+def _catalog_column_stats(spark: SparkSession, table: str) -> dict[str, dict] | None:
+    """Every column's metastore statistics in one catalog lookup (what ``DESCRIBE EXTENDED t col``
+    shows: the same ``CatalogColumnStat`` strings), or None when the JVM catalog cannot be asked."""
+    try:
+        state = spark._jsparkSession.sessionState()
+        meta = state.catalog().getTableMetadata(state.sqlParser().parseTableIdentifier(table))
+        if not meta.stats().isDefined():
+            return {}
+        col_stats = meta.stats().get().colStats()
+        out: dict[str, dict] = {}
+        keys = col_stats.keys().iterator()
+        while keys.hasNext():
+            name = keys.next()
+            st = col_stats.get(name).get()
+            info = {"distinct_count": st.distinctCount(), "num_nulls": st.nullCount(), "min": st.min(),
+                    "max": st.max()}
+            out[name.lower()] = {k: (str(v.get()) if v.isDefined() else None) for k, v in info.items()}
+        return out
+    except Exception:  # noqa: BLE001 - py4j/catalog internals differ across versions: ask per column
+        return None
+
+
+def _column_stats(spark: SparkSession, table: str, column: str, known: dict[str, dict] | None = None) -> dict:
+    """The metastore's statistics of ``column`` (from ``known``, the one-lookup answer, when given)."""
+    if known is not None:
+        return _parsed(known.get(column, {}))
     try:
         rows = spark.sql(f"DESCRIBE EXTENDED {table} `{column.replace('`', '``')}`").collect()
     except PySparkException:
         return {}
-    info = {r[0]: r[1] for r in rows}
+    return _parsed({r[0]: r[1] for r in rows})
+
+
+def _parsed(info: Mapping[str, str | None]) -> dict:
     out = {}
     for key, name in (("distinct_count", "ndv"), ("num_nulls", "nulls")):
         v = info.get(key)
@@ -102,35 +148,75 @@ def _column_stats(spark: SparkSession, table: str, column: str) -> dict:
     return out
 
 
+def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int, seed: int
+            ) -> tuple[pa.Table, int]:
+    """(a uniform sample of about ``sample_rows`` rows, the table's row count), in one pass."""
+    from pyspark.sql import Observation, functions as F
+
+    df = with_positions(spark.table(table))  # file and row index: the table's own order (the current layout)
+    if rows is not None:
+        if not rows:
+            return df.limit(0).toArrow(), 0
+        fraction = min(1.0, sample_rows * 1.1 / rows)
+        return df.sample(False, fraction, seed).toArrow(), rows  # the caller takes a uniform subset
+    observed = Observation(f"planner_rows_{uuid.uuid4().hex}")
+    key = f"planner_sample_key_{uuid.uuid4().hex[:8]}"
+    picked = (df.observe(observed, F.count(F.lit(1)).alias("rows"))
+              .withColumn(key, F.rand(seed)).orderBy(key).limit(sample_rows).drop(key))
+    sample = picked.toArrow()
+    return sample, int(observed.get["rows"])
+
+
 def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_SAMPLE_ROWS, seed: int = 7,
-                 cache_dir: Path | None = None, progress=None) -> TableStats:
+                 cache_dir: Path | None = None, progress=None, timings: dict | None = None) -> TableStats:
+    timings = {} if timings is None else timings
+    started = time.perf_counter()
+
+    def step(name: str, since: float) -> float:
+        now = time.perf_counter()
+        timings[name] = timings.get(name, 0.0) + now - since
+        return now
+
     schema = table_schema(spark, table)
     files = _files(spark, table)
+    t = step("listing", started)
     key = hashlib.sha256(json.dumps([table, files, sample_rows, seed, "positions"]).encode()).hexdigest()[:20]
-    footers = table_footers(spark, table, [f for f, _, _ in files])  # cheap: no Spark job
+    data_files = table_footers(spark, table, [f for f, _, _ in files])  # row groups of each file: no Spark job
+    t = step("footers", t)
     if cache_dir is not None:
         cached = _load(cache_dir, key)
         if cached is not None:
-            return replace(cached, data_files=footers)
+            step("cache", t)
+            timings["total"], timings["cached"] = time.perf_counter() - started, True
+            if progress:
+                progress(f"statistics of {table}: unchanged since the cached snapshot {key} "
+                         f"({timings['total']:.1f} s)")
+            return replace(cached, data_files=data_files)
     if progress:
         progress(f"scanning {table}: {len(files)} files")
-    df = spark.table(table)
+    footers = _footers(files)
     try:
-        rows = df.count()
-        fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))
-        sample = with_positions(df).sample(False, fraction, seed).toArrow() if rows else df.limit(0).toArrow()
+        sample, rows = _sample(spark, table, footers[0] if footers else None, sample_rows, seed)
     except PySparkException as e:
         raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
+    t = step("sample", t)
     if sample.num_rows > sample_rows:  # a uniform subset (a LIMIT would keep the first splits' rows)
         sample = sample.take(np.sort(np.random.default_rng(seed).choice(sample.num_rows, sample_rows, replace=False)))
     sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
-    widths = _widths(files, schema, spark, table)
-    columns = tuple(ColumnStats(c, t, widths.get(c, 8.0), **_column_stats(spark, table, c))
-                    for c, t in schema.items())
+    widths = _widths(footers, schema, spark, table)
+    known = _catalog_column_stats(spark, table)
+    columns = tuple(ColumnStats(c, ty, widths.get(c, 8.0), **_column_stats(spark, table, c, known))
+                    for c, ty in schema.items())
+    step("column statistics", t)
     stats = TableStats(table, rows, sum(s for _, s, _ in files), columns, sample, snapshot=key, files=len(files),
-                       data_files=footers)
+                       data_files=data_files)
     if cache_dir is not None:
         _save(cache_dir, key, stats)
+    timings["total"], timings["cached"] = time.perf_counter() - started, False
+    if progress:
+        how = "row count from the Parquet footers" if footers else "row count observed in the sample's pass"
+        progress(f"statistics of {table}: {rows:,} rows ({how}), a sample of {sample.num_rows:,} rows in one "
+                 f"pass, {timings['total']:.1f} s")
     return stats
 
 

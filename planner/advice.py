@@ -121,6 +121,7 @@ def write_hints(cost: LayoutCost, stats: TableStats, params: CostParams) -> dict
     files = {str(p.id): math.ceil(rows * row_bytes / params.target_file_bytes)
              for p, rows in zip(cost.layout.partitions, cost.partition_rows)}
     return {"row_group_rows": params.row_group_rows, "page_rows": params.page_rows,
+            "table_bytes": stats.bytes,  # sizes the write plan (planner.emit.write_plan)
             "files_per_partition": {k: v for k, v in files.items() if v > 1},
             "partition_rows": {str(p.id): round(rows) for p, rows in zip(cost.layout.partitions, cost.partition_rows)}}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -21,7 +22,8 @@ from planner.cnf.valueset import Interval, ValueSet
 from planner.emit import (append_statements, apply_statements, create_table_sql, layout_from_properties,
                           layout_properties, partition_case, region_contains, region_predicate)
 from planner.emit.advice_folder import write_advice_folder
-from planner.emit.apply_sql import spread
+from planner.costmodel.curves import spread
+from planner.emit.write_plan import WritePlan, write_plan
 from planner.emit.conditions import literal
 from planner.errors import LayoutError
 from planner.layout import CATCH_ALL, Layout, Ordering, Partition
@@ -147,6 +149,13 @@ def case_partition(layout: Layout, row: dict, dialect: str = "spark") -> int:
 
 
 # ---- golden snapshots ----------------------------------------------------------------------------
+def hilbert_layout() -> Layout:
+    """``small_layout`` in Hilbert order, with the size hints of a big table (so: a shuffle)."""
+    layout = small_layout()
+    return replace(layout, order=replace(layout.order, method="hilbert"),
+                   meta=layout.meta + (("table_bytes", 50 * 2**30),))
+
+
 def emitted(dialect: str) -> dict[str, str]:
     layout = small_layout()
     return {
@@ -156,6 +165,9 @@ def emitted(dialect: str) -> dict[str, str]:
             files={2: 4})),
         f"append_{dialect}.sql": "".join(s + ";\n" for s in append_statements(
             layout, COLUMNS, "staging.batch_0001", "tpch.lineitem", dialect=dialect)),
+        f"apply_hilbert_shuffled_{dialect}.sql": "".join(s + ";\n" for s in apply_statements(
+            hilbert_layout(), COLUMNS, "tpch.lineitem", "tpch.lineitem__planner_new", dialect=dialect,
+            backup=BACKUP, files={2: 4})),
     }
 
 
@@ -183,19 +195,87 @@ def test_every_statement_reparses_in_both_dialects(dialect):
             assert again == stmt
 
 
+def _sorted_select(insert: exp.Insert) -> exp.Select:
+    """The SELECT that carries SORT BY (inside the subqueries of a z-order or Hilbert INSERT)."""
+    return next(s for s in insert.find_all(exp.Select) if s.args.get("sort") or s.args.get("distribute")
+                or s.args.get("hint"))
+
+
 def test_insert_has_partition_case_distribute_and_sort():
     stmts = apply_statements(small_layout(), COLUMNS, "tpch.lineitem", "tpch.new", dialect="spark", backup=BACKUP)
-    assert [s.split(" = ")[0] for s in stmts[:4]] == [
+    assert [s.split(" = ")[0] for s in stmts[:5]] == [
         "SET hive.exec.dynamic.partition", "SET hive.exec.dynamic.partition.mode",
-        "SET hive.exec.max.dynamic.partitions", "SET hive.exec.max.dynamic.partitions.pernode"]
-    ins = sqlglot.parse_one(stmts[4], read="spark")
+        "SET hive.exec.max.dynamic.partitions", "SET hive.exec.max.dynamic.partitions.pernode",
+        "SET spark.sql.codegen.hugeMethodLimit"]
+    ins = sqlglot.parse_one(stmts[5], read="spark")
     assert isinstance(ins, exp.Insert) and ins.args["overwrite"]
-    select = ins.expression
-    assert select.args["distribute"].expressions[0].this.name == "planner_pid"
+    # the INSERT projects the table's columns and the partition: helper columns stay in the subquery
+    assert [e.alias_or_name for e in ins.expression.expressions] == [*COLUMNS, "planner_pid"]
+    select = _sorted_select(ins)
+    assert select.args.get("distribute") is None  # 5 partitions: written where read, no shuffle
     sort = select.args["sort"].expressions
     assert sort[0].this.name == "planner_pid"  # the writer's required order first, so z-order survives
-    assert stmts[5] == f"ALTER TABLE `tpch`.`lineitem` RENAME TO `tpch`.`lineitem__before_20240101000000`"
-    assert stmts[6] == "ALTER TABLE `tpch`.`new` RENAME TO `tpch`.`lineitem`"
+    assert sort[1].this.name == "planner_z"  # a column computed once per row, not an expression per comparison
+    assert stmts[6] == f"ALTER TABLE `tpch`.`lineitem` RENAME TO `tpch`.`lineitem__before_20240101000000`"
+    assert stmts[7] == "ALTER TABLE `tpch`.`new` RENAME TO `tpch`.`lineitem`"
+    hive = sqlglot.parse_one(apply_statements(small_layout(), COLUMNS, "tpch.lineitem", "tpch.new",
+                                              dialect="hive", backup=BACKUP, files={2: 4})[4], read="hive")
+    dist = _sorted_select(hive).args["distribute"].expressions  # Hive sorts in reducers only
+    assert dist[0].this.name == "planner_pid" and isinstance(dist[1].this, exp.Case)
+
+
+def _plain(order: Ordering = Ordering(), parts: int = 3, **meta) -> Layout:
+    r = lambda lo, hi: ValueSet.range(Kind.INTEGER, lo, hi, lo is not None, False)  # noqa: E731
+    cuts = [None] + list(range(10, 10 * parts, 10)) + [None]
+    partitions = tuple(Partition(i + 1, (("k", r(lo, hi)),)) for i, (lo, hi) in enumerate(zip(cuts, cuts[1:])))
+    return Layout("db.t", "x", partitions, order, kinds=(("k", Kind.INTEGER),), meta=tuple(meta.items()))
+
+
+def test_write_plan_moves_rows_only_when_the_layout_needs_it():
+    whole = Layout("db.t", "no partitioning", (Partition(1, ()),), Ordering("sort", ("k",)))
+    assert write_plan(whole).static_partition == 1 and not write_plan(whole).shuffle
+    sf1 = 231_000_000  # 2 splits of 128 MiB
+    assert not write_plan(_plain(parts=12), table_bytes=sf1).shuffle  # 24 files instead of 12
+    assert write_plan(_plain(parts=12), table_bytes=10 * sf1).shuffle  # 216 files instead of 12
+    assert not write_plan(_plain(parts=40), table_bytes=sf1).shuffle  # 80 files: within 4x
+    assert write_plan(_plain(parts=40), table_bytes=100 * sf1).shuffle
+    assert not write_plan(_plain(parts=3)).shuffle and write_plan(_plain(parts=20)).shuffle  # size unknown
+    assert not write_plan(_plain(parts=12, table_bytes=sf1)).shuffle  # the write hint
+    assert write_plan(_plain(parts=2), shuffle=True).shuffle
+    # the shuffled files the write hints ask for raise the budget
+    assert not write_plan(_plain(parts=12, files_per_partition={str(i): 9 for i in range(1, 13)}),
+                          table_bytes=10 * sf1).shuffle
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_statement_shapes(dialect):
+    cols = {"k": "int", "v": "string"}
+    text = lambda layout, **kw: insert_text(layout, cols, dialect, **kw)  # noqa: E731
+    # unordered, few partitions: no shuffle and no SORT BY at all
+    plain = text(_plain())
+    assert "DISTRIBUTE" not in plain and "SORT BY" not in plain and "REBALANCE" not in plain
+    # unordered, shuffled: Spark's REBALANCE hint (skew split by AQE), Hive's DISTRIBUTE BY
+    shuffled = text(_plain(), plan=WritePlan(True))
+    assert ("/*+ REBALANCE(`planner_pid`) */" in shuffled) == (dialect == "spark")
+    assert ("DISTRIBUTE BY `planner_pid`" in shuffled) == (dialect == "hive")
+    assert "SORT BY" not in shuffled
+    # a sort, few partitions: Spark sorts where it reads; Hive distributes to sort in reducers
+    ordered = text(_plain(Ordering("sort", ("k",))))
+    assert "SORT BY `planner_pid`, `k`" in ordered and ("DISTRIBUTE BY" in ordered) == (dialect == "hive")
+    # one partition: a static partition, sorted by the order alone, no CASE
+    whole = Layout("db.t", "no partitioning", (Partition(1, ()),), Ordering("sort", ("k",)))
+    static = text(whole)
+    assert "PARTITION(`planner_pid` = 1)" in static and "SORT BY `k`" in static and "CASE" not in static
+    assert "DISTRIBUTE" not in static
+
+
+def insert_text(layout: Layout, cols: dict, dialect: str, **kw) -> str:
+    from planner.emit.apply_sql import insert_select
+    out = insert_select(layout, cols, "db.src", "db.dst", overwrite=True, dialect=dialect, **kw).sql(dialect=dialect)
+    for read in DIALECTS:
+        assert not isinstance(sqlglot.parse_one(out, read=read), exp.Command)
+    assert sqlglot.parse_one(out, read=dialect).sql(dialect=dialect) == out
+    return out
 
 
 # ---- literals and identifiers ---------------------------------------------------------------------
@@ -225,7 +305,7 @@ def test_identifier_round_trips(dialect, name):
         tree = sqlglot.parse_one(s, read=dialect)
         assert tree.sql(dialect=dialect) == s
         assert "db.x" in {i.name for i in tree.find_all(exp.Identifier)}
-    insert = sqlglot.parse_one(stmts[5], read=dialect)
+    insert = sqlglot.parse_one(next(s for s in stmts if s.startswith("INSERT")), read=dialect)
     assert name in {c.name for c in insert.find_all(exp.Column)}
     assert "old`t" in {t.name for t in insert.find_all(exp.Table)}
 

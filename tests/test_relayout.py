@@ -99,6 +99,22 @@ def test_recut_sql_reads_only_the_chosen_partitions_and_round_trips():
     assert any("DROP IF EXISTS PARTITION" in s for s in script)
 
 
+def test_the_recut_filter_reads_old_ids_from_the_source_under_any_order():
+    from dataclasses import replace
+
+    from planner.layout import Ordering
+
+    for order in (Ordering("sort", ("y",)), Ordering("zorder", ("x", "y"), ((1000, 2000), (50,)))):
+        current = replace(_quarters(), order=order)
+        plan = plan_relayout(_model(WINDOW), current, _by_y())
+        tree = sqlglot.parse_one(recut_insert(plan, COLUMNS, "db.t", "db.s", dialect="spark").sql("spark"),
+                                 read="spark")
+        from planner.emit.relayout_sql import _read_tables
+
+        readers = [s for s in tree.find_all(sqlglot.exp.Select) if s.args.get("where")]
+        assert len(readers) == 1 and [t.name for t in _read_tables(readers[0])] == ["t"]  # filtered where t is read
+
+
 def test_status_figures():
     model = _model(WINDOW)
     current, target = _quarters(), _by_y()

@@ -3,21 +3,31 @@
     SET hive.exec.dynamic.partition=true; SET …mode=nonstrict; SET …max.dynamic.partitions…
     INSERT OVERWRITE TABLE new PARTITION (planner_pid)
       SELECT <columns>, CASE WHEN <region 1> THEN 1 WHEN … ELSE 0 END AS planner_pid FROM source
-      DISTRIBUTE BY planner_pid[, <salt>] SORT BY planner_pid, <order>
+      [DISTRIBUTE BY planner_pid[, <salt>] | /*+ REBALANCE(planner_pid) */] [SORT BY planner_pid, <order>]
     ALTER TABLE source RENAME TO source__before_<ts>; ALTER TABLE new RENAME TO source
 
 Every row lands in exactly one partition: CASE takes the first WHEN that is TRUE, the regions are
 disjoint, and ``ELSE 0`` (the catch-all, always read by the rewriter) takes anything left.
 
+One pass over the source, and no work the layout does not need (``planner.emit.write_plan``):
+a layout with one partition is a static ``PARTITION (planner_pid = 1)`` insert; few partitions are
+written where the rows are read (no shuffle); many are shuffled by partition (Spark's
+``REBALANCE`` hint, Hive's ``DISTRIBUTE BY``). An unordered layout has no ``SORT BY``.
+
 ``SORT BY`` starts with the partition column on purpose: Spark's dynamic-partition writer needs
 its input sorted by the partition column and adds its own sort when the plan's order does not
-start with it, which would throw away the z-order.
+start with it, which would throw away the order.
 
-Z-order: ``planner.costmodel.ordering.zorder_keys`` buckets column j by ``bisect_right(bounds, v)``
-(NULL: bucket 0) and moves bit ``b`` of the bucket to position ``b*k + j``. Instead of shifting
-bits in SQL, each column's CASE maps a value straight to its *spread* bucket (the bucket's bits
-already at their interleaved positions); the spreads of different columns share no bit, so their
-sum is the z-value, bit for bit the same as the cost model's, on any engine.
+Z-order and Hilbert order (``planner.emit.curve_sql``): the value is computed once per row in a
+subquery and the rows are sorted by that column, so the sort compares integers; a sort key that is
+an expression is evaluated again at every comparison (n log n times). The statement becomes
+
+    INSERT OVERWRITE TABLE new PARTITION (planner_pid) SELECT <columns>, planner_pid FROM (
+      SELECT <columns>, CASE … END AS planner_pid, <z-value> AS planner_z FROM source
+      SORT BY planner_pid, planner_z) AS planner_rows
+
+(Hilbert: one more subquery turns ``planner_z`` into ``planner_order``.) Hive wants the sort keys
+among the select's outputs, hence the sort inside the subquery and the outer projection.
 """
 from __future__ import annotations
 
@@ -26,21 +36,35 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.costmodel.ordering import Z_BUCKET_BITS
-from planner.emit.conditions import attribute_expr, column_ref, literal, region_predicate
+from planner.costmodel.curves import spread  # noqa: F401  (re-exported: tests and older callers)
+from planner.emit.conditions import attribute_expr, column_ref, region_predicate
+from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
 from planner.emit.ddl import table_expr
+from planner.emit.write_plan import WritePlan, files_per_partition, write_plan  # noqa: F401
 from planner.errors import LayoutError
 from planner.layout import CATCH_ALL, Layout
+
+Z_COLUMN, CURVE_COLUMN, ORDER_COLUMN = "planner_z", "planner_curve", "planner_order"
 
 
 def _var_set(key: str, value: str) -> exp.Set:
     return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.Var(this=key), expression=exp.Var(this=value)))])
 
 
-def dynamic_partition_settings(layout: Layout) -> list[exp.Set]:
+#: Spark: a whole-stage-generated Java method above 8,000 bytes of bytecode is never JIT-compiled
+#: by HotSpot (``-XX:HugeMethodLimit``) and runs interpreted. A layout's CASEs easily get there
+#: (on SF 1 lineitem, 83 month partitions: 29 s of CPU for the partition CASE, against 2.8 s with
+#: this limit; the z-value of four columns 21 s against 6 s). At 8,000 Spark falls back to
+#: per-operator code, which it splits into small methods; Spark's own docs advise the value on
+#: HotSpot. The apply runner restores the session's value afterwards.
+SPARK_SETTINGS = (("spark.sql.codegen.hugeMethodLimit", "8000"),)
+
+
+def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[exp.Set]:
     """Dynamic partitioning on, limits raised to the layout's count, and the rows per Parquet row
     group the cost model assumed (``planner.advice.write_hints``). ``parquet.block.row.count.limit``
-    needs parquet-java >= 1.14 (Spark 4); older writers ignore it and cut by bytes."""
+    needs parquet-java >= 1.14 (Spark 4); older writers ignore it and cut by bytes. For Spark,
+    ``SPARK_SETTINGS`` too."""
     n = len({p.id for p in layout.partitions} | {CATCH_ALL})
     out = [
         _var_set("hive.exec.dynamic.partition", "true"),
@@ -54,13 +78,9 @@ def dynamic_partition_settings(layout: Layout) -> list[exp.Set]:
     page = dict(layout.meta).get("page_rows")
     if page:
         out.append(_var_set("parquet.page.row.count.limit", str(int(page))))
+    if dialect == "spark":
+        out += [_var_set(k, v) for k, v in SPARK_SETTINGS]
     return out
-
-
-def files_per_partition(layout: Layout) -> dict[int, int]:
-    """Files to write per partition id, from the layout's write hints (1 when not given)."""
-    hinted = dict(layout.meta).get("files_per_partition") or {}
-    return {int(k): int(v) for k, v in hinted.items() if int(v) > 1}
 
 
 def partition_case(layout: Layout, table_alias: str | None = None) -> exp.Case:
@@ -77,52 +97,17 @@ def partition_case(layout: Layout, table_alias: str | None = None) -> exp.Case:
     return case.else_(exp.Literal.number(CATCH_ALL), copy=False)
 
 
-def spread(bucket: int, j: int, k: int) -> int:
-    """Bucket ``bucket`` of column ``j`` of ``k`` with its bits moved to z-order positions."""
-    return sum(((bucket >> bit) & 1) << (bit * k + j) for bit in range(Z_BUCKET_BITS))
-
-
 def zorder_expr(layout: Layout, table_alias: str | None = None) -> exp.Expression:
-    order = layout.order
-    if len(order.bounds) != len(order.columns):
-        raise LayoutError("z-order needs one list of bucket bounds per column")
-    k = len(order.columns)
-    terms: list[exp.Expression] = []
-    for j, (col, bounds) in enumerate(zip(order.columns, order.bounds)):
-        if len(bounds) >= 1 << Z_BUCKET_BITS:
-            raise LayoutError(f"z-order column {col} has {len(bounds)} bounds; at most {(1 << Z_BUCKET_BITS) - 1}")
-        ref = attribute_expr(col, dict(layout.derived), table_alias)
-        # bisect_right(bounds, v) = #{b <= v}: v < bounds[0] -> 0, bounds[i-1] <= v < bounds[i] -> i.
-        case = exp.Case().when(exp.Is(this=ref.copy(), expression=exp.Null()), exp.Literal.number(0), copy=False)
-        for i, b in enumerate(bounds):
-            case = case.when(exp.LT(this=ref.copy(), expression=literal(b)), exp.Literal.number(spread(i, j, k)),
-                             copy=False)
-        terms.append(case.else_(exp.Literal.number(spread(len(bounds), j, k)), copy=False))
-    out = terms[0]
-    for t in terms[1:]:
-        out = exp.Add(this=out, expression=t)
-    return out
+    """The layout's z-value over the source's columns (``planner.emit.curve_sql.zorder_value``)."""
+    return zorder_value(layout.order, dict(layout.derived), table_alias)
 
 
-def _order_keys(layout: Layout) -> list[exp.Expression]:
-    order = layout.order
-    if order.method == "none" or not order.columns:
-        return []
-    if order.method == "sort":
-        return [attribute_expr(c, dict(layout.derived)) for c in order.columns]
-    if order.method == "zorder":
-        return [zorder_expr(layout)]
-    if order.method == "tree":
-        from planner.emit.tree_order import tree_sort_keys
-        return tree_sort_keys(layout)
-    raise LayoutError(f"unknown ordering method {order.method!r}")
+def _ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
 
 
-def _select(layout: Layout, columns: Mapping[str, str], source: str | exp.Table, dialect: str) -> exp.Select:
-    pcol = layout.partition_column
-    cols = [column_ref(c) for c in columns if c.lower() != pcol.lower()]
-    part = exp.alias_(partition_case(layout), exp.to_identifier(pcol, quoted=True))
-    return exp.select(*cols, part, copy=False).from_(table_expr(source, dialect), copy=False)
+def _ref(name: str) -> exp.Column:
+    return exp.column(_ident(name))
 
 
 def _salt(layout: Layout, columns: Mapping[str, str], files: int | Mapping[int, int]) -> exp.Expression | None:
@@ -142,22 +127,72 @@ def _salt(layout: Layout, columns: Mapping[str, str], files: int | Mapping[int, 
     return case.else_(exp.Literal.number(0), copy=False)
 
 
+def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Expression], source: exp.Table
+                  ) -> tuple[exp.Select, list[exp.Expression], bool]:
+    """(the SELECT that is distributed and sorted, its sort keys after the partition column,
+    whether it carries helper columns the INSERT must project away)."""
+    order, derived = layout.order, dict(layout.derived)
+    select = exp.select(*cols, *part, copy=False).from_(source, copy=False)
+    if order.method == "none" or not order.columns:
+        return select, [], False
+    if order.method == "sort":
+        return select, [attribute_expr(c, derived) for c in order.columns], False
+    if order.method == "tree":
+        from planner.emit.tree_order import tree_sort_keys
+        return select, tree_sort_keys(layout), False
+    if order.method not in ("zorder", "hilbert"):
+        raise LayoutError(f"unknown ordering method {order.method!r}")
+    check_curve(order)
+    select.select(exp.alias_(zorder_value(order, derived), _ident(Z_COLUMN)), copy=False)
+    if order.method == "zorder":
+        return select, [_ref(Z_COLUMN)], True
+    k = len(order.columns)
+    select.select(exp.alias_(curve_table(k), _ident(CURVE_COLUMN)), copy=False)
+    names = [c.name for c in cols] + ([layout.partition_column] if part else [])
+    h = hilbert_value(_ref(Z_COLUMN), _ref(CURVE_COLUMN), k)
+    outer = exp.select(*[_ref(n) for n in names], exp.alias_(h, _ident(ORDER_COLUMN)), copy=False)
+    return outer.from_(select.subquery("planner_cells", copy=False), copy=False), [_ref(ORDER_COLUMN)], True
+
+
 def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.Table, target: str | exp.Table,
-                  *, overwrite: bool, dialect: str = "hive", files: int | Mapping[int, int] | None = None
-                  ) -> exp.Insert:
-    """``files``: files per partition (an int for all, or per id); default the layout's hints."""
-    select = _select(layout, columns, source, dialect)
-    pref = exp.column(exp.to_identifier(layout.partition_column, quoted=True))
-    # nulls_first=True is Hive's default for ASC, so nothing is printed (Hive < 2.1 has no NULLS FIRST).
-    dist = [pref.copy()]
-    salt = _salt(layout, columns, files_per_partition(layout) if files is None else files)
-    if salt is not None:
-        dist.append(salt)
-    select.set("distribute", exp.Distribute(expressions=dist))
-    select.set("sort", exp.Sort(expressions=[exp.Ordered(this=e, nulls_first=True) for e in [pref.copy(), *_order_keys(layout)]]))
-    target_expr = exp.Partition(expressions=[exp.to_identifier(layout.partition_column, quoted=True)])
-    return exp.Insert(this=table_expr(target, dialect),
-                      expression=select, overwrite=overwrite, partition=target_expr)
+                  *, overwrite: bool, dialect: str = "hive", files: int | Mapping[int, int] | None = None,
+                  plan: WritePlan | None = None) -> exp.Insert:
+    """``files``: files per partition (an int for all, or per id; default the layout's hints);
+    ``plan``: how rows move (default ``write_plan(layout)``)."""
+    pcol = layout.partition_column
+    if plan is None:
+        plan = write_plan(layout, files=None if files is None or isinstance(files, int) else files)
+    if isinstance(files, int):
+        files = {p.id: files for p in layout.partitions} if files > 1 else {}
+    elif files is None:
+        files = plan.files
+    cols = [column_ref(c) for c in columns if c.lower() != pcol.lower()]
+    static = plan.static_partition
+    part = [] if static is not None else [exp.alias_(partition_case(layout), _ident(pcol))]
+    select, keys, helpers = _ordered_rows(layout, cols, part, table_expr(source, dialect))
+    first = [] if static is not None else [_ref(pcol)]
+    if static is None and plan.shuffle and dialect == "spark":
+        # AQE splits a skewed partition into target-size pieces and merges small ones.
+        select.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REBALANCE", expressions=[_ref(pcol)])]))
+    elif static is None and (plan.shuffle or (keys and dialect != "spark")):
+        # Hive sorts in reducers only: an ordered layout is distributed by partition even when few.
+        dist = [_ref(pcol)]
+        salt = _salt(layout, columns, files)
+        if salt is not None:
+            dist.append(salt)
+        select.set("distribute", exp.Distribute(expressions=dist))
+    if keys:
+        # nulls_first=True is Hive's default for ASC, so nothing is printed (Hive < 2.1 has no NULLS FIRST).
+        select.set("sort", exp.Sort(expressions=[exp.Ordered(this=e, nulls_first=True) for e in first + keys]))
+    if helpers:
+        names = [c.name for c in cols] + ([pcol] if static is None else [])
+        select = exp.select(*[_ref(n) for n in names], copy=False).from_(
+            select.subquery("planner_rows", copy=False), copy=False)
+    if static is not None:
+        spec = exp.Partition(expressions=[exp.EQ(this=_ident(pcol), expression=exp.Literal.number(static))])
+    else:
+        spec = exp.Partition(expressions=[_ident(pcol)])
+    return exp.Insert(this=table_expr(target, dialect), expression=select, overwrite=overwrite, partition=spec)
 
 
 def _rename(old: exp.Table, new: exp.Table) -> exp.Alter:
@@ -179,10 +214,12 @@ def backup_name(source: str | exp.Table, when: dt.datetime | None = None, dialec
 
 def apply_statements(layout: Layout, columns: Mapping[str, str], source: str | exp.Table, new_table: str | exp.Table,
                      *, dialect: str = "hive", files: int | Mapping[int, int] | None = None,
-                     backup: str | exp.Table | None = None, rename: bool = True) -> list[str]:
+                     backup: str | exp.Table | None = None, rename: bool = True,
+                     plan: WritePlan | None = None) -> list[str]:
     """SETs, the INSERT OVERWRITE into ``new_table`` (created by ``ddl.create_table_sql``), renames."""
-    stmts: list[exp.Expression] = list(dynamic_partition_settings(layout))
-    stmts.append(insert_select(layout, columns, source, new_table, overwrite=True, dialect=dialect, files=files))
+    stmts: list[exp.Expression] = list(dynamic_partition_settings(layout, dialect))
+    stmts.append(insert_select(layout, columns, source, new_table, overwrite=True, dialect=dialect, files=files,
+                               plan=plan))
     if rename:
         old = table_expr(source, dialect)
         bak = table_expr(backup, dialect) if backup is not None else backup_name(source, dialect=dialect)
@@ -193,10 +230,11 @@ def apply_statements(layout: Layout, columns: Mapping[str, str], source: str | e
 
 def append_statements(layout: Layout, columns: Mapping[str, str], batch_source: str | exp.Table,
                       target: str | exp.Table, *, dialect: str = "hive",
-                      files: int | Mapping[int, int] | None = None) -> list[str]:
+                      files: int | Mapping[int, int] | None = None, plan: WritePlan | None = None) -> list[str]:
     """``INSERT INTO target PARTITION (pid) SELECT …, CASE … END FROM batch`` (with the SETs)."""
-    stmts: list[exp.Expression] = list(dynamic_partition_settings(layout))
-    stmts.append(insert_select(layout, columns, batch_source, target, overwrite=False, dialect=dialect, files=files))
+    stmts: list[exp.Expression] = list(dynamic_partition_settings(layout, dialect))
+    stmts.append(insert_select(layout, columns, batch_source, target, overwrite=False, dialect=dialect, files=files,
+                               plan=plan))
     return [s.sql(dialect=dialect) for s in stmts]
 
 

@@ -53,9 +53,22 @@ def recut_insert(plan: RelayoutPlan, columns: Mapping[str, str], source: str | e
     """``INSERT OVERWRITE staging PARTITION (pid) SELECT … FROM source WHERE pid IN (re-cut ids)``."""
     layout = pieces_layout(plan)
     insert = insert_select(layout, columns, source, staging, overwrite=True, dialect=dialect, files=1)
-    pcol = column_ref(layout.partition_column)
-    insert.expression.where(exp.In(this=pcol, expressions=[exp.Literal.number(i) for i in plan.chosen]), copy=False)
+    # The filter goes on the SELECT that reads the source (the emitted write may wrap it in a
+    # subquery computing sort keys, whose outer ``planner_pid`` is already the *new* id).
+    src = table_expr(source, dialect)
+    # qualified: the same SELECT names its new id ``planner_pid`` too
+    pcol = exp.column(exp.to_identifier(layout.partition_column, quoted=True),
+                      table=exp.to_identifier(src.name, quoted=True))
+    reader = next(sel for sel in insert.find_all(exp.Select)
+                  if any(t.name == src.name and t.db == src.db for t in _read_tables(sel)))
+    reader.where(exp.In(this=pcol, expressions=[exp.Literal.number(i) for i in plan.chosen]), copy=False)
     return insert
+
+
+def _read_tables(select: exp.Select) -> list[exp.Table]:
+    """The tables ``select``'s own FROM names (not those of nested subqueries)."""
+    source = next((v for k, v in select.args.items() if k in ("from", "from_") and v is not None), None)
+    return [source.this] if source is not None and isinstance(source.this, exp.Table) else []
 
 
 def add_partitions(table: str | exp.Table, column: str, locations: Mapping[int, str], *,

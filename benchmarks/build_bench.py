@@ -1,0 +1,319 @@
+"""Issue #14: what a layout costs to build, against a plain copy; the statistics pass; the z-value.
+
+    .venv/bin/python -m benchmarks.tpch_build [--scale 1] [--rounds 3] [--layouts cpsm_o,full_o]
+                                              [--master spark://host:port] [--state-dir DIR] [--out FILE]
+
+1. TPC-H lineitem as in ``benchmarks.tpch_bench`` (same data, table, row-group size and state
+   directory, so either benchmark reuses the other's data), and the TPC-H workload's advice on
+   its advise half: every layout ``tpch_bench`` builds, plus a Hilbert twin of each z-ordered one;
+2. the statistics pass (``gather_stats`` with no cache) against a full count scan plus the sample
+   query it used to run, the fastest of ``rounds`` alternating runs; then the cached re-run;
+3. the z-value and Hilbert value against the linear CASE they replace, and the partition CASE,
+   each as ``SELECT sum(hash(<expr>))`` over the source (the fastest of ``rounds``);
+4. ``rounds`` rounds, each building the CTAS copy and then every layout (in a rotated order),
+   with the planner's SQL and write plan; a layout's figure is its fastest run over the copy's
+   fastest, next to Spark's stage times of that run (submission to completion, executor CPU).
+
+Wall times on a shared machine are noisy: the load average is recorded with every figure, and the
+executor CPU seconds (less sensitive to other processes) are shown next to them.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from sqlglot import exp
+
+from benchmarks.tpch_build import Built, Stage, build_copy, build_layout, stages_of
+from planner.layout import Layout, Ordering
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"pick": 1.5, "sort": 1.5, "curve": 2.0, "statistics": 1.0}
+
+
+# ---- the layouts -------------------------------------------------------------------------------
+def layouts(spark, cfg, stamp) -> tuple[object, list, str]:
+    """(source, specs with write hints, the pick's key): ``tpch_bench``'s layouts + Hilbert twins."""
+    from benchmarks import tpch_bench as tb
+    from planner.costmodel.cost import CostModel
+
+    src = tb.load_source(spark, cfg, stamp)
+    run = tb.prepare_workload("tpch", cfg, src.columns, src.stats, src.params, stamp)
+    _, pick, _, everything = tb.choose_layouts(dataclasses.replace(cfg, workloads=("tpch",)), {"tpch": run})
+    model = CostModel(run.analysis, src.stats, src.params)
+    specs = []
+    for s in everything:
+        if s.layout is None:
+            continue
+        s.layout = tb.with_write_hints(s.layout, model, cfg.row_group_bytes)
+        specs.append(s)
+        if s.layout.order.method == "zorder":
+            twin = replace(s.layout, order=replace(s.layout.order, method="hilbert"))
+            specs.append(tb.Spec(f"{s.key}_h", s.label.replace("zorder(", "hilbert("), s.family, twin))
+    if cfg.layouts is not None:
+        specs = [s for s in specs if s.key in cfg.layouts or s.key == pick.key]
+    return src, specs, pick.key
+
+
+def family(layout: Layout) -> str:
+    return {"none": "unordered", "sort": "sort", "zorder": "curve", "hilbert": "curve"}[layout.order.method]
+
+
+# ---- the statistics pass -----------------------------------------------------------------------
+def statistics_figure(spark, table: str, sample_rows: int, rounds: int, cache_dir: Path) -> dict:
+    """``gather_stats`` (no cache) against a count scan plus the old Bernoulli sample, alternating."""
+    import shutil
+
+    from hive_integration.statistics import gather_stats
+
+    rows = spark.table(table).count()
+    fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))
+    runs: dict[str, list] = {"stats": [], "count": [], "sample": []}
+    steps = []
+    for _ in range(rounds):
+        timings: dict = {}
+        t = time.perf_counter()
+        gather_stats(spark, table, sample_rows=sample_rows, timings=timings)
+        runs["stats"].append(time.perf_counter() - t)
+        steps.append(timings)
+        t = time.perf_counter()
+        spark.table(table).count()
+        runs["count"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        spark.table(table).sample(False, fraction, 7).limit(sample_rows).toArrow()
+        runs["sample"].append(time.perf_counter() - t)
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    gather_stats(spark, table, sample_rows=sample_rows, cache_dir=cache_dir)  # fills the cache
+    cached: dict = {}
+    gather_stats(spark, table, sample_rows=sample_rows, cache_dir=cache_dir, timings=cached)
+    best = {k: min(v) for k, v in runs.items()}
+    fastest = steps[runs["stats"].index(best["stats"])]
+    return {"runs": runs, "best": best, "ratio": best["stats"] / (best["count"] + best["sample"]),
+            "steps": {k: v for k, v in fastest.items() if isinstance(v, float)}, "cached": cached["total"],
+            "load": os.getloadavg()[0]}
+
+
+# ---- the z-value micro-benchmark ---------------------------------------------------------------
+def linear_bucket_case(ref: exp.Expression, bounds, leaf) -> exp.Expression:
+    """What the planner emitted before: ``CASE WHEN v IS NULL … WHEN v < b0 … WHEN v < b1 …``."""
+    from planner.emit.conditions import literal
+
+    case = exp.Case().when(exp.Is(this=ref.copy(), expression=exp.Null()), exp.Literal.number(leaf(0)), copy=False)
+    for i, b in enumerate(bounds):
+        case = case.when(exp.LT(this=ref.copy(), expression=literal(b)), exp.Literal.number(leaf(i)), copy=False)
+    return case.else_(exp.Literal.number(leaf(len(bounds))), copy=False)
+
+
+def curve_expressions(layout: Layout) -> dict[str, str]:
+    """Spark SQL of ``SELECT sum(hash(v))`` over each expression (FROM placeholder ``{t}``)."""
+    from planner.costmodel.curves import spread
+    from planner.emit.apply_sql import partition_case
+    from planner.emit.conditions import attribute_expr
+    from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
+
+    order, derived = layout.order, dict(layout.derived)
+    k = len(order.columns)
+    linear = [linear_bucket_case(attribute_expr(c, derived), b, lambda i, j=j: spread(i, j, k))
+              for j, (c, b) in enumerate(zip(order.columns, order.bounds))]
+    z_linear = linear[0]
+    for t in linear[1:]:
+        z_linear = exp.Add(this=z_linear, expression=t)
+    z = zorder_value(order, derived).sql("spark")
+    h = hilbert_value(exp.column("planner_z"), exp.column("planner_curve"), k).sql("spark")
+    reads = ", ".join(sorted({c for pair in derived.values() for c in (pair.left, pair.right)}
+                             | {c for c in order.columns if c not in derived}))
+
+    def total(e: str) -> str:
+        return f"SELECT sum(hash(v)) FROM (SELECT {e} AS v FROM {{t}})"
+
+    return {
+        "columns read (no expression)": f"SELECT sum(hash({reads})) FROM {{t}}",
+        "z-value, linear CASE (before)": total(z_linear.sql("spark")),
+        "z-value, balanced CASE": total(z),
+        "Hilbert value (balanced CASE + automaton)":
+            f"SELECT sum(hash(v)) FROM (SELECT {h} AS v FROM (SELECT {z} AS planner_z, "
+            f"{curve_table(k).sql('spark')} AS planner_curve FROM {{t}}))",
+        f"partition CASE ({len(layout.partitions)} partitions)": total(partition_case(layout).sql("spark")),
+    }
+
+
+def curve_micro(spark, table: str, layout: Layout, rounds: int) -> dict:
+    from planner.emit.apply_sql import SPARK_SETTINGS
+
+    out: dict = {"layout": layout.describe(), "bounds": [len(b) for b in layout.order.bounds], "rows": {}}
+    for key, value in SPARK_SETTINGS:
+        spark.conf.set(key, value)
+    queries = curve_expressions(layout)
+    for _ in range(rounds):
+        for name, q in queries.items():
+            stages: list[Stage] = []
+            t = time.perf_counter()
+            with stages_of(spark, stages):
+                spark.sql(q.format(t=table)).collect()
+            wall, cpu = time.perf_counter() - t, sum(s.cpu for s in stages)
+            best = out["rows"].get(name)
+            if best is None or wall < best["seconds"]:
+                out["rows"][name] = {"seconds": wall, "cpu": cpu}
+    for key, _ in SPARK_SETTINGS:
+        spark.conf.unset(key)
+    out["load"] = os.getloadavg()[0]
+    return out
+
+
+# ---- the builds --------------------------------------------------------------------------------
+def build_rounds(spark, src, specs, cfg, rounds: int, stamp) -> dict:
+    db = cfg.db
+    runs: dict[str, list[Built]] = {"copy": []}
+    loads: list[float] = []
+    for r in range(rounds):
+        order = specs[r % len(specs):] + specs[:r % len(specs)] if specs else []
+        loads.append(os.getloadavg()[0])
+        b = build_copy(spark, src.table, f"{db}.li_copy", cfg.row_group_bytes)
+        runs["copy"].append(b)
+        stamp(f"round {r + 1}: copy {b.seconds:.1f} s (cpu {b.cpu:.1f} s)")
+        for s in order:
+            b = build_layout(spark, s.layout, src.columns, src.table, f"{db}.li_{s.key}", cfg.row_group_bytes)
+            runs.setdefault(s.key, []).append(b)
+            stamp(f"round {r + 1}: {s.key} {b.seconds:.1f} s (cpu {b.cpu:.1f} s, {b.files} files, {b.plan})")
+    loads.append(os.getloadavg()[0])
+    return {"runs": runs, "loads": loads}
+
+
+def summary(builds: dict, specs, pick: str) -> list[dict]:
+    copy = min(builds["runs"]["copy"], key=lambda b: b.seconds)
+    rows = [{"key": "copy", "label": "CTAS copy", "family": "copy", "best": copy, "ratio": 1.0, "cpu_ratio": 1.0,
+             "runs": [b.seconds for b in builds["runs"]["copy"]]}]
+    for s in specs:
+        runs = builds["runs"].get(s.key, [])
+        if not runs:
+            continue
+        best = min(runs, key=lambda b: b.seconds)
+        rows.append({"key": s.key, "label": s.label, "family": "pick" if s.key == pick else family(s.layout),
+                     "order": family(s.layout),
+                     "best": best, "ratio": best.seconds / copy.seconds,
+                     "cpu_ratio": best.cpu / copy.cpu if copy.cpu else float("nan"),
+                     "runs": [b.seconds for b in runs]})
+    return rows
+
+
+def _stages(b: Built) -> str:
+    def one(st: Stage) -> str:
+        extra = []
+        if st.shuffle_write:
+            extra.append(f"shuffle write {st.shuffle_write / 2**20:.0f} MiB")
+        if st.spill_disk:
+            extra.append(f"spill {st.spill_disk / 2**20:.0f} MiB")
+        return f"{st.tasks} tasks {st.seconds:.1f} s / cpu {st.cpu:.1f} s" + (f" ({', '.join(extra)})" if extra else "")
+    return "; ".join(one(st) for st in b.stages if st.tasks) or "–"
+
+
+def report(results: dict) -> str:
+    cfg, rows, stats, micro = results["config"], results["rows"], results["statistics"], results["micro"]
+    copy = rows[0]
+    lines = [f"# Build cost: layouts against a plain copy (TPC-H lineitem, SF {cfg['scale']:g})", "",
+             f"Reproduce: `{results['command']}` ({results['seconds'] / 60:.0f} min; {results['machine']}, "
+             f"Spark {results['spark']} on `{results['master']}`; load average {results['loads'][0]:.1f} at the "
+             f"start, {results['loads'][-1]:.1f} at the end: other jobs shared the machine, so wall times are "
+             "noisy; executor CPU seconds are shown next to them).", "",
+             f"Source: `{results['source']['table']}`, {results['source']['rows']:,} rows, "
+             f"{results['source']['files']} files, {results['source']['bytes'] / 2**20:.0f} MiB. Each build is the "
+             f"fastest of {cfg['rounds']} rounds; every round builds the copy and then every layout (order rotated).",
+             "", "## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
+
+    def worst(fam: str) -> dict | None:
+        cands = [r for r in rows if r.get("order") == fam]  # the pick counts with its own ordering, too
+        return max(cands, key=lambda r: r["ratio"], default=None)
+
+    pick = next((r for r in rows if r["family"] == "pick"), None)
+    for name, r, target in (("the TPC-H pick ≤ 1.5× copy", pick, TARGETS["pick"]),
+                            ("any sort layout ≤ 1.5× copy", worst("sort"), TARGETS["sort"]),
+                            ("any z-ordered or Hilbert layout ≤ 2× copy", worst("curve"), TARGETS["curve"])):
+        if r is None:
+            continue
+        lines.append(f"| {name} | {r['ratio']:.2f}× (`li_{r['key']}`: {r['best'].seconds:.1f} s vs "
+                     f"{copy['best'].seconds:.1f} s; CPU {r['cpu_ratio']:.2f}×) | "
+                     f"{'**met**' if r['ratio'] <= target else '**missed**'} |")
+    lines.append(f"| statistics pass ≤ 1× count scan + sample | {stats['ratio']:.2f}× ({stats['best']['stats']:.1f} s vs "
+                 f"{stats['best']['count']:.1f} s + {stats['best']['sample']:.1f} s) | "
+                 f"{'**met**' if stats['ratio'] <= TARGETS['statistics'] else '**missed**'} |")
+    lines += ["", "## Builds", "",
+              "| layout | write plan | fastest s | ÷ copy | CPU s | CPU ÷ copy | runs s | parts / files / row groups | "
+              "stages of the fastest run |", "|---|---|---:|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        b = r["best"]
+        lines.append(f"| `li_{r['key']}` {r['label']} | {b.plan} | {b.seconds:.1f} | {r['ratio']:.2f}× | {b.cpu:.1f} | "
+                     f"{r['cpu_ratio']:.2f}× | {', '.join(f'{x:.1f}' for x in r['runs'])} | "
+                     f"{b.partitions} / {b.files} / {b.row_groups} | {_stages(b)} |")
+    lines += ["", "`stages`: Spark's stages of the fastest run, from the status store: tasks, submission to "
+              "completion, executor CPU seconds, shuffle written, bytes spilled to disk.", "",
+              "## Statistics pass (advise)", "",
+              f"`gather_stats` with no cache: {stats['best']['stats']:.2f} s (fastest of {cfg['rounds']}; runs "
+              f"{', '.join(f'{x:.2f}' for x in stats['runs']['stats'])}) against a full count scan "
+              f"{stats['best']['count']:.2f} s plus the Bernoulli sample query {stats['best']['sample']:.2f} s: "
+              f"**{stats['ratio']:.2f}×**. Its steps: " + ", ".join(f"{k} {v:.2f} s" for k, v in stats["steps"].items()) +
+              f". Re-run on an unchanged table (cached snapshot): {stats['cached']:.2f} s. Load average "
+              f"{stats['load']:.1f}.", "",
+              "## Z-value micro-benchmark", "",
+              f"`SELECT sum(hash(v)) FROM (SELECT <expression> AS v FROM source)` on the {micro['layout']} layout "
+              f"(bounds per column: {micro['bounds']}), fastest of {cfg['rounds']}, load average {micro['load']:.1f}.",
+              "", "| expression | wall s | executor CPU s |", "|---|---:|---:|"]
+    for name, v in micro["rows"].items():
+        lines.append(f"| {name} | {v['seconds']:.2f} | {v['cpu']:.2f} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    from benchmarks import tpch_bench as tb
+    from hive_integration.session import build_spark_session
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_build", description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--layouts", default=None, help="comma-separated layout keys (default: all)")
+    ap.add_argument("--master", default=None, help="e.g. spark://127.0.0.1:7077 (default local[2])")
+    ap.add_argument("--state-dir", default=None, help="default /tmp/planner-tpch-bench (shared with tpch_bench)")
+    ap.add_argument("--out", default=None, help="default benchmarks/results/tpch_build_sf<scale>.md")
+    args = ap.parse_args(argv)
+    state = Path(args.state_dir or "/tmp/planner-tpch-bench")
+    cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True,
+                    layouts=tuple(args.layouts.split(",")) if args.layouts else None)
+    out = Path(args.out or ROOT / "benchmarks" / "results" / f"tpch_build_sf{args.scale:g}.md")
+    conf = {"spark.master": args.master} if args.master else {}
+    spark = build_spark_session(state, app_name="tpch-build", conf=conf)
+    started, loads = time.perf_counter(), [os.getloadavg()[0]]
+    stamp = lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)  # noqa: E731
+    try:
+        src, specs, pick = layouts(spark, cfg, stamp)
+        stats = statistics_figure(spark, src.table, cfg.sample_rows, args.rounds, state / "stats-bench")
+        stamp(f"statistics pass {stats['best']['stats']:.1f} s = {stats['ratio']:.2f}× (count + sample)")
+        curve = next((s.layout for s in specs if s.layout.order.method == "zorder"), None)
+        micro = curve_micro(spark, src.table, curve, args.rounds) if curve is not None else {"rows": {}}
+        builds = build_rounds(spark, src, specs, cfg, args.rounds, stamp)
+        rows = summary(builds, specs, pick)
+        results = {"config": {"scale": args.scale, "rounds": args.rounds}, "rows": rows, "statistics": stats,
+                   "micro": micro, "loads": loads + builds["loads"] + [os.getloadavg()[0]],
+                   "seconds": time.perf_counter() - started, "spark": spark.version,
+                   "master": spark.sparkContext.master, "machine": f"{os.uname().machine}, {os.cpu_count()} cores",
+                   "command": "python -m benchmarks.tpch_build " + " ".join(sys.argv[1:] if argv is None else argv),
+                   "source": {"table": src.table, "rows": src.stats.rows, "files": src.files, "bytes": src.bytes}}
+    finally:
+        spark.stop()
+    text = report(results)
+    out.write_text(text, encoding="utf-8")
+    raw = {**results, "rows": [{**{k: v for k, v in r.items() if k != "best"},
+                                "best": dataclasses.asdict(r["best"])} for r in rows]}
+    out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    print(text)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
