@@ -229,9 +229,10 @@ class Catalog:
         aggs += [exp.Count(this=r.copy()) for r in refs]
         return aggs
 
-    def checksum(self, name: str, columns: Mapping[str, str]) -> tuple:
-        """``checksum_aggregates`` of table ``name``, in one scan."""
-        row = self.run(exp.select(*self.checksum_aggregates(columns)).from_(self.names.expr(name, self.runner.dialect)))
+    def checksum(self, name: str, columns: Mapping[str, str], where: exp.Expression | None = None) -> tuple:
+        """``checksum_aggregates`` of table ``name`` (of its rows where ``where`` holds), in one scan."""
+        query = exp.select(*self.checksum_aggregates(columns)).from_(self.names.expr(name, self.runner.dialect))
+        row = self.run(query.where(where) if where is not None else query)
         return checksum_values(row[0])
 
     def bytes(self, name: str) -> int | None:

@@ -137,7 +137,7 @@ def test_a_usage_error_in_a_fresh_process_is_one_line_too(tmp_path):
                           "(see 'planner rewrite --help')\n"
 
 
-@pytest.mark.parametrize("command", ["advise", "rewrite", "explain", "apply", "append"])
+@pytest.mark.parametrize("command", ["advise", "rewrite", "explain", "apply", "append", "status", "relayout"])
 def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, command, monkeypatch):
     from hive_integration.servers import free_port
 
@@ -145,7 +145,7 @@ def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, co
     _year_layout(tmp_path / "advice")
     uri = f"thrift://127.0.0.1:{free_port()}"
     args = {"advise": ["q.sql", "--table", "t"], "rewrite": ["q.sql"], "explain": ["q.sql"], "apply": ["advice"],
-            "append": ["b", "--into", "t"]}[command]
+            "append": ["b", "--into", "t"], "status": ["t", "q.sql"], "relayout": ["t", "q.sql"]}[command]
     expected = (f"error: --metastore {uri}: cannot connect to metastore {uri[9:]}: "
                 f"Could not connect to any of [('127.0.0.1', {uri.rsplit(':', 1)[1]})]")
     if command == "advise":  # a fresh process: the import trace shows no JVM was on its way

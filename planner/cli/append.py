@@ -4,6 +4,9 @@ The layout is read from T's properties; the batch (a table with T's columns) is 
 ``INSERT INTO T PARTITION (planner_pid) SELECT …, CASE … END FROM batch``: the same CASE the layout
 was built with, so every new row goes to the partition its region names (NULLs included, anything
 unclaimed to the catch-all). ``--print-sql`` only prints the statements, for a DBA to run.
+
+Afterwards the partitions whose in-partition order the new rows broke are reported
+(``hive_integration.order_check``); ``planner relayout … --fix-order`` rewrites only those.
 """
 from __future__ import annotations
 
@@ -67,11 +70,20 @@ def append_cmd(batch, target, hiveserver2, print_sql, fmt, metastore, state_dir)
             for s in stmts:
                 runner.execute(s)
         after = into.run(count)[0][0]
+        broken = None
+        if spark is not None:  # footers are read through Spark's file listing
+            from hive_integration.order_check import unordered_partitions
+
+            broken = unordered_partitions(spark, target, layout)
         if fmt == "json":
             click.echo(json.dumps({"table": target, "batch": batch, "rows": after - before,
-                                   "layout": layout.describe()}, indent=2))
+                                   "layout": layout.describe(), "order_broken": broken}, indent=2))
         else:
             click.echo(f"appended {after - before:,} rows from {batch} to {target} ({layout.describe()})")
+            if broken:
+                click.echo(f"the appended rows broke the order ({layout.order.describe()}) of {len(broken)} "
+                           f"partition(s): {', '.join(map(str, broken[:20]))}; `planner relayout {target} "
+                           "WORKLOAD --fix-order` rewrites only those")
     finally:
         if hiveserver2:
             runner.close()

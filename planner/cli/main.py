@@ -36,6 +36,9 @@ COMMANDS = {
     "explain": ("planner.cli.rewrite", "explain_cmd", "Per scan of a laid-out table: partitions read, and why."),
     "append": ("planner.cli.append", "append_cmd", "Insert a batch into a laid-out table, each row into its "
                                                    "partition."),
+    "status": ("planner.cli.status", "status_cmd", "How well a laid-out table's layout serves a recent workload."),
+    "relayout": ("planner.cli.status", "relayout_cmd", "Re-cut only the partitions whose gain pays for the "
+                                                       "rewrite."),
 }
 
 

@@ -1,0 +1,262 @@
+"""Drift benchmark (issue 15): static layout vs full re-advise vs partial re-layout, on the model.
+
+1. TPC-H lineitem (tpchgen-cli, SF 1 by default) is sampled straight from its Parquet file (no
+   Spark: this is a replay on the cost model).
+2. The workload drifts over windows of ``--window`` queries: Q6/Q14/Q15/Q1 (ship-date ranges),
+   then Q12/Q19/Q10 (ship modes, receipt dates, quantities, return flags), then ad-hoc 10 % ranges
+   on a random column. Every strategy starts from the layout advised on the first window.
+3. ``planner.drift.replay`` prices every window's queries on each strategy's layout and the rows
+   each switch rewrites (c = ``--write-cost``).
+4. The ¼-drift case: the layout advised on ship-date queries, then a window that filters
+   ``l_quantity`` on the last quarter of the ship dates only; the partial re-layout's rows
+   rewritten against the table.
+
+Writes ``benchmarks/results/drift.md`` (and ``drift.json``, ``drift.png``), or ``drift_quick``
+with ``--quick`` (SF 0.01, small windows).
+
+    .venv/bin/python -m benchmarks.drift_bench [--scale 1] [--window 40] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hive_integration.tpch import generate_lineitem
+from planner.advice import advise
+from planner.analysis import analyze_table
+from planner.costmodel.cost import CostModel, CostParams
+from planner.costmodel.current import is_current
+from planner.costmodel.statistics import ColumnStats, TableStats
+from planner.drift import STRATEGIES, replay
+from planner.relayout import model_for, plan_relayout
+from planner.workload import Schema, parse_workload
+from planner.workload_gen.adhoc import adhoc_workload
+from planner.workload_gen.tpch import tpch_workload
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = "lineitem"
+PHASES = (("ship dates", ("q06", "q14", "q15", "q01")), ("modes and receipts", ("q12", "q19", "q10")),
+          ("ad-hoc", None))
+TARGETS = {"vs static": 0.7, "vs full re-advise": 0.9, "quarter drift rewritten / table": 0.35}
+
+
+def _spark_type(t: pa.DataType) -> str:
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_date(t):
+        return "date"
+    if pa.types.is_integer(t):
+        return "bigint" if t.bit_width == 64 else "int"
+    if pa.types.is_floating(t):
+        return "double"
+    return "string"
+
+
+def table_stats(path: Path, sample_rows: int, seed: int = 7) -> TableStats:
+    """Row count, widths from the footer, and a uniform sample read row group by row group."""
+    f = pq.ParquetFile(path)
+    md = f.metadata
+    rows = md.num_rows
+    sizes: dict[str, int] = {}
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for c in range(rg.num_columns):
+            name = rg.column(c).path_in_schema.lower()
+            sizes[name] = sizes.get(name, 0) + rg.column(c).total_compressed_size
+    rng = np.random.default_rng(seed)
+    frac = min(1.0, sample_rows / max(rows, 1))
+    parts = []
+    for g in range(md.num_row_groups):
+        t = f.read_row_group(g)
+        t = t.cast(pa.schema([pa.field(x.name, pa.string() if pa.types.is_string_view(x.type) else x.type)
+                              for x in t.schema]))  # Spark hands strings over as plain strings too
+        keep = np.flatnonzero(rng.random(t.num_rows) < frac)
+        parts.append(t.take(pa.array(keep)))
+    sample = pa.concat_tables(parts)
+    sample = sample.rename_columns([c.lower() for c in sample.column_names])
+    cols = tuple(ColumnStats(n, _spark_type(sample.schema.field(n).type), sizes.get(n, 0) / rows)
+                 for n in sample.column_names)
+    return TableStats(TABLE, rows, path.stat().st_size, cols, sample, snapshot=f"{path.name}:{rows}")
+
+
+def _best_new(advice):
+    return next(c.layout for c in advice.result.ranked if not is_current(c.layout))
+
+
+def windows(count: int, size: int, seed: int, scale: float) -> list[tuple[str, str]]:
+    """(phase, SQL text) per window; phases split the windows in three, the ad-hoc one last."""
+    out = []
+    per = max(1, count // len(PHASES))
+    for i in range(count):
+        phase, templates = PHASES[min(i // per, len(PHASES) - 1)]
+        if templates is None:
+            qs = adhoc_workload(size, seed + i, scale_factor=scale)
+        else:
+            qs = tpch_workload(size, seed + i, templates=templates, weights=[1.0] * len(templates))
+        out.append((phase, "".join(q + ";\n" for q in qs)))
+    return out
+
+
+def quarter_drift(stats: TableStats, columns: dict, params: CostParams, size: int, seed: int,
+                  write_cost: float) -> dict:
+    """Advise on ship-date queries, then drift to quantity filters on the last quarter of dates."""
+    rng = random.Random(seed)
+    base_wl = parse_workload("".join(q + ";\n" for q in tpch_workload(size, seed, templates=("q06", "q14"))),
+                             "ship-dates.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
+    base = _best_new(advise(base_wl, analyze_table(base_wl, TABLE, columns), stats, params))
+    dates = sorted(stats.sample.column("l_shipdate").to_pylist())
+    cut = dates[int(len(dates) * 0.75)]
+    text = "".join(f"SELECT sum(l_extendedprice) FROM lineitem WHERE l_shipdate >= DATE '{cut}' "
+                   f"AND l_quantity = {rng.randint(1, 50)};\n" for _ in range(size))
+    wl = parse_workload(text, "drift.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
+    analysis = analyze_table(wl, TABLE, columns)
+    model = CostModel(analysis, stats, params)
+    target = _best_new(advise(wl, analysis, stats, params))
+    plan = plan_relayout(model, base, target, write_cost, max_partitions=params.max_partitions)
+    hits = model_for(model, base).evaluate(base).per_scan
+    touched = sum(1 for g in plan.gains if g.reads) / max(len(plan.gains), 1)
+    return {"base": base.describe(), "target": target.describe(), "cut": str(cut),
+            "partitions": len(plan.gains), "touched_share": round(touched, 3),
+            "recut": len(plan.chosen), "rows_rewritten": round(plan.rows_rewritten),
+            "rewritten_share": round(plan.rows_rewritten / stats.rows, 3),
+            "window_rows_before": round(sum(s.rows for s in hits)),
+            "window_rows_after": round(model_for(model, plan.layout).evaluate(plan.layout).rows)}
+
+
+def run(scale: float, count: int, size: int, sample_rows: int, write_cost: float, seed: int, log=print) -> dict:
+    data = generate_lineitem(scale, ROOT / ".planner" / "data")
+    t0 = time.perf_counter()
+    stats = table_stats(data, sample_rows)
+    columns = dict(stats.schema)
+    params = CostParams()
+    log(f"lineitem SF {scale:g}: {stats.rows:,} rows, sample {stats.sample.num_rows:,} ({time.perf_counter() - t0:.1f} s)")
+    texts = windows(count, size, seed, scale)
+    models, advices = [], {}
+    for i, (_, text) in enumerate(texts):
+        wl = parse_workload(text, f"window{i + 1}.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
+        models.append((wl, CostModel(analyze_table(wl, TABLE, columns), stats, params)))
+
+    def best(i: int):
+        if i not in advices:
+            wl, model = models[i]
+            t = time.perf_counter()
+            # the best *new* layout: the "current table" contender would be the table as generated,
+            # not the layout a strategy holds at this point
+            ranked = advise(wl, model.analysis, stats, params).result.ranked
+            advices[i] = next(c.layout for c in ranked if not is_current(c.layout))
+            log(f"  window {i + 1}: best {advices[i].describe()} ({time.perf_counter() - t:.1f} s)")
+        return advices[i]
+
+    traces = replay([m for _, m in models], best, write_cost=write_cost, max_partitions=params.max_partitions,
+                    log=log)
+    quarter = quarter_drift(stats, columns, params, size, seed + 100, write_cost)
+    log(f"quarter drift: {quarter}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return {"scale": scale, "windows": count, "window_queries": size, "sample_rows": stats.sample.num_rows,
+            "rows": stats.rows, "write_cost": write_cost, "seed": seed, "load_avg": round(load, 2),
+            "phases": [p for p, _ in texts], "seconds": round(time.perf_counter() - t0, 1),
+            "traces": {s: {"reads": [round(x) for x in t.reads], "rewritten": [round(x) for x in t.rewritten],
+                           "partitions": t.partitions, "total": round(t.total),
+                           "weighted_total": round(t.weighted_total(write_cost))} for s, t in traces.items()},
+            "quarter": quarter}
+
+
+def report(result: dict, command: str) -> str:
+    t = result["traces"]
+    ratio_static = t["partial"]["total"] / t["static"]["total"]
+    ratio_full = t["partial"]["total"] / t["full"]["total"]
+    q = result["quarter"]
+    lines = [f"# Drift benchmark (issue 15)", "",
+             f"Command: `{command}`. TPC-H lineitem SF {result['scale']:g} ({result['rows']:,} rows), sample "
+             f"{result['sample_rows']:,} rows; {result['windows']} windows of {result['window_queries']} queries "
+             f"(phases: {', '.join(dict.fromkeys(result['phases']))}); c = {result['write_cost']:g}; "
+             f"load average {result['load_avg']} (row figures are model estimates and do not depend on load; "
+             f"{result['seconds']} s).", "",
+             "Every strategy starts from the layout advised on window 1. After each window, *full* re-advises "
+             "on it and rewrites the whole table when the best layout changed; *partial* re-cuts only the "
+             "partitions whose gain on the window exceeds c x their rows. Rows read are the cost model's "
+             "(partition pruning and row-group skipping).", "",
+             "| window | phase | static read | full read | full rewritten | partial read | partial rewritten | "
+             "partial partitions |", "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for i, phase in enumerate(result["phases"]):
+        lines.append(f"| {i + 1} | {phase} | {t['static']['reads'][i]:,} | {t['full']['reads'][i]:,} | "
+                     f"{t['full']['rewritten'][i]:,} | {t['partial']['reads'][i]:,} | "
+                     f"{t['partial']['rewritten'][i]:,} | {t['partial']['partitions'][i]} |")
+    lines += ["", "| strategy | rows read | rows rewritten | total | total with rewrites x c |",
+              "|---|---:|---:|---:|---:|"]
+    for s in STRATEGIES:
+        lines.append(f"| {s} | {sum(t[s]['reads']):,} | {sum(t[s]['rewritten']):,} | {t[s]['total']:,} | "
+                     f"{t[s]['weighted_total']:,} |")
+    lines += ["", "| figure | measured | target | met |", "|---|---:|---:|---|",
+              f"| partial / static, rows read + rewritten | {ratio_static:.3f} | <= 0.7 | "
+              f"{'yes' if ratio_static <= 0.7 else 'no'} |",
+              f"| partial / full re-advise every window | {ratio_full:.3f} | <= 0.9 | "
+              f"{'yes' if ratio_full <= 0.9 else 'no'} |",
+              f"| rows rewritten after a drift touching {q['touched_share']:.0%} of partitions, / table | "
+              f"{q['rewritten_share']:.3f} | <= 0.35 | {'yes' if q['rewritten_share'] <= 0.35 else 'no'} |",
+              "", f"Quarter drift: layout `{q['base']}` ({q['partitions']} partitions) advised on Q6/Q14; the "
+              f"window filters `l_quantity = v AND l_shipdate >= {q['cut']}` (its best layout: `{q['target']}`). "
+              f"{q['recut']} partitions re-cut, {q['rows_rewritten']:,} rows rewritten; the window reads "
+              f"{q['window_rows_before']:,} rows before and {q['window_rows_after']:,} after.", ""]
+    return "\n".join(lines)
+
+
+def plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for s in STRATEGIES:
+        tr = result["traces"][s]
+        acc, ys = 0, []
+        for r, w in zip(tr["reads"], tr["rewritten"]):
+            acc += r + w
+            ys.append(acc / 1e6)
+        ax.plot(range(1, len(ys) + 1), ys, marker="o", label=s)
+    ax.set_xlabel("window")
+    ax.set_ylabel("cumulative rows read + rewritten (M)")
+    ax.set_title(f"Drifting TPC-H workload, SF {result['scale']:g}, c = {result['write_cost']:g}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--windows", type=int, default=9)
+    ap.add_argument("--window", type=int, default=40, help="queries per window")
+    ap.add_argument("--sample-rows", type=int, default=100_000)
+    ap.add_argument("--write-cost", type=float, default=4.0)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--quick", action="store_true", help="SF 0.01, 6 windows of 12 queries")
+    ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.scale, a.windows, a.window, a.sample_rows = 0.01, 6, 12, 20_000
+    name = "drift_quick" if a.quick else "drift"
+    result = run(a.scale, a.windows, a.window, a.sample_rows, a.write_cost, a.seed)
+    command = ".venv/bin/python -m benchmarks.drift_bench" + (" --quick" if a.quick else
+                                                              f" --scale {a.scale:g} --windows {a.windows} --window {a.window}")
+    text = report(result, command)
+    a.out_dir.mkdir(parents=True, exist_ok=True)
+    (a.out_dir / f"{name}.md").write_text(text + f"\n![cumulative cost]({name}.png)\n")
+    (a.out_dir / f"{name}.json").write_text(json.dumps(result, indent=2))
+    plot(result, a.out_dir / f"{name}.png")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

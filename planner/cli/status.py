@@ -1,0 +1,210 @@
+"""``planner status TABLE WORKLOAD``: how well TABLE's layout serves a recent workload, and what a
+switch would cost; ``planner relayout TABLE WORKLOAD``: re-cut only the partitions that pay.
+
+Both read the layout from TABLE's properties, gather its statistics, cost the window's queries on
+the current layout and on the best one ``advise`` finds, and choose the partitions whose re-cut
+gain exceeds ``--write-cost`` × their rows (Amoeba's c, 4 by default: a rewritten row costs as
+much as reading it four times). ``status`` reports (``planner.status``); ``--measure`` also runs
+each scan's count form (``SELECT count(*) FROM TABLE WHERE <its prunable predicate>``, through the
+rewrite) and prints Spark's scan metrics. ``relayout`` applies the partial re-layout
+(``hive_integration.relayout``), or prints its statements with ``--print-sql``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import click
+
+from planner.cli.console import Console
+from planner.cli.engine import start_spark, verbose, workload_text
+from planner.cli.options import eventlog_options, format_option, metastore_options, workload_options
+from planner.errors import InputError
+from planner.workload import Schema, parse_workload
+
+
+def window_options(fn):
+    fn = click.option("--sample-rows", type=click.IntRange(min=1), default=200_000, show_default=True)(fn)
+    fn = click.option("--max-partitions", type=click.IntRange(min=1), default=1000, show_default=True,
+                      help="Upper bound on partitions, also after a partial re-layout.")(fn)
+    fn = click.option("--min-partition-mb", type=float, default=4.0, show_default=True,
+                      help="Smallest partition the best layout may have (as for advise).")(fn)
+    fn = click.option("--write-cost", type=click.FloatRange(min=0, min_open=True), default=4.0, show_default=True,
+                      help="c: how many rows read one rewritten row costs (Amoeba measured 4). A partition is "
+                           "re-cut when the window gains more than c x its rows.")(fn)
+    return eventlog_options(fn)
+
+
+@dataclass
+class Window:
+    spark: object
+    table: str
+    current: object  # Layout
+    advice: object  # planner.advice.Advice
+    model: object  # CostModel
+    plan: object  # RelayoutPlan
+    columns: dict
+
+
+def read_window(table, workload, eventlog, since, until, min_count, dialect, on_error, sample_rows, write_cost,
+                metastore, state_dir, console: Console, fix_order: bool = False, params=None) -> Window:
+    from planner.advice import advise
+    from planner.analysis import analyze_table
+    from planner.costmodel.cost import CostModel, CostParams
+    from planner.relayout import plan_relayout
+
+    text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
+    parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
+    table = table.lower()
+    if "." not in table:
+        table = "default." + table
+    spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    from hive_integration.layouts import SparkCatalogLayouts, session_settings
+    from hive_integration.statistics import gather_stats, table_schema
+
+    db, short = table.split(".", 1)
+    columns = table_schema(spark, table)
+    found = SparkCatalogLayouts(spark).lookup(db, short)
+    if found is None:
+        raise InputError(f"{table} has no planner layout in its properties; run `planner apply` first")
+    current = found.layout
+    columns.pop(current.partition_column.lower(), None)
+    wl = parse_workload(text, name, dialect=dialect, schema=Schema({table: columns}), on_error=on_error,
+                        database=db, tables=[table])
+    if not any(s.table == table for q in wl.queries for s in q.scans):
+        raise InputError(f"{name}: no query reads {table}")
+    analysis = analyze_table(wl, table, columns, settings=session_settings(spark))
+    with console.spark_work(spark, f"statistics of {table}"):
+        stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
+    advice = advise(wl, analysis, stats, params or CostParams(), log=None)
+    model = CostModel(analysis, stats, advice.params)
+    from planner.costmodel.current import is_current
+
+    # the best new layout: the table-as-it-is contender is what a partial re-layout starts from,
+    # and each re-cut must pay c x its rows on this window on its own
+    target = next((c.layout for c in advice.result.ranked if not is_current(c.layout)), current)
+    if model.evaluate(target).total >= model.evaluate(current).total:
+        target = current  # the table as it is stays the best contender: nothing to re-cut toward
+    force = None
+    if fix_order:
+        from hive_integration.order_check import unordered_partitions
+
+        force = unordered_partitions(spark, table, current)
+        target = current  # re-cut by its own region: rewritten in order, nothing else moves
+    plan = plan_relayout(model, current, target, write_cost, force=force, only=() if fix_order else None,
+                         max_partitions=advice.params.max_partitions)
+    return Window(spark, table, current, advice, model, plan, columns)
+
+
+def _params(max_partitions: int, min_partition_mb: float):
+    from planner.costmodel.cost import CostParams
+
+    return CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20))
+
+
+def _clustering(spark, table, layout, columns):
+    from hive_integration.footers import table_footers
+    from planner.clustering import clustering
+
+    wanted = list(dict.fromkeys([a for a in layout.attributes if a in columns] + list(layout.order.columns)
+                                + [c for c in columns if c not in layout.attributes]))
+    wanted = [c for c in wanted if c in columns]
+    return clustering(wanted, table_footers(spark, table, spark.table(table).inputFiles()))
+
+
+def _measure(spark, window: Window, console: Console) -> list[tuple]:
+    """Each scan's count form through the rewrite: (statement, rows, files, bytes, partitions)."""
+    from hive_integration.layouts import sql as planner_sql
+    from hive_integration.metrics import collect_scan_metrics, scans_kept
+    from planner.emit.conditions import region_predicate
+    from sqlglot import exp
+
+    analysis = window.model.analysis
+    out = []
+    for scan in analysis.scans:
+        query = exp.select(exp.Count(this=exp.Star())).from_(exp.to_table(window.table))
+        if scan.sets:
+            query = query.where(region_predicate(tuple(scan.sets.items()), analysis.kinds, analysis.derived))
+        with scans_kept(spark):
+            df = planner_sql(spark, query.sql("spark"), dialect="spark")
+            df.collect()
+            metrics = collect_scan_metrics(df)
+        m = metrics[0] if metrics else None
+        number = window.advice.workload.queries[scan.query].number
+        out.append((number, m.rows if m else 0, m.files if m else 0, m.bytes if m else 0,
+                    m.partitions if m else None))
+    console.say(f"measured {len(out)} count forms")
+    return out
+
+
+@click.command("status")
+@click.argument("table")
+@click.argument("workload", required=False, type=click.Path(exists=True, dir_okay=False))
+@window_options
+@click.option("--measure", is_flag=True, help="Also run each scan's count form on Spark and report its scan metrics.")
+@click.option("--no-clustering", is_flag=True, help="Skip reading the Parquet footers for clustering depth.")
+@metastore_options
+@workload_options
+def status_cmd(table, workload, eventlog, since, until, min_count, sample_rows, max_partitions, min_partition_mb,
+               write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
+    """Cost of TABLE's layout for WORKLOAD (a file, or --from-eventlog DIR) against the best layout;
+    rows a switch rewrites and its break-even; hot, cold and mis-cut partitions; clustering depth."""
+    from planner.status import status_of
+
+    console = Console(fmt)
+    w = read_window(table, workload, eventlog, since, until, min_count, dialect, on_error, sample_rows, write_cost,
+                    metastore, state_dir, console, params=_params(max_partitions, min_partition_mb))
+    depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
+    measured = _measure(w.spark, w, console) if measure else ()
+    st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured)
+    click.echo(json.dumps(st.to_json(), indent=2, default=str) if fmt == "json" else st.text())
+
+
+@click.command("relayout")
+@click.argument("table")
+@click.argument("workload", required=False, type=click.Path(exists=True, dir_okay=False))
+@window_options
+@click.option("--fix-order", is_flag=True, help="Only rewrite the partitions whose in-partition order appends "
+              "broke (see `planner append`), each in place of itself, in order.")
+@click.option("--print-sql", is_flag=True, help="Print the statements instead of running them.")
+@click.option("--drop-old", is_flag=True, help="Delete the re-cut partitions' old files after success.")
+@click.option("--break-lease", is_flag=True, help="Take over the lease left on the table by a crashed run.")
+@format_option
+@metastore_options
+@click.option("--dialect", type=click.Choice(["hive", "spark"]), default="hive", show_default=True)
+@click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
+def relayout_cmd(table, workload, eventlog, since, until, min_count, sample_rows, max_partitions, min_partition_mb,
+                 write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect, on_error):
+    """Re-cut only TABLE's partitions whose gain for WORKLOAD exceeds --write-cost x their rows:
+    write the new pieces, verify them, swap them in atomically, keep the old partitions."""
+    console = Console(fmt)
+    if fix_order and workload is None and eventlog is None:
+        raise click.UsageError("--fix-order still needs the workload (its statistics decide nothing, but name "
+                               "the table's columns); give WORKLOAD")
+    w = read_window(table, workload, eventlog, since, until, min_count, dialect, on_error, sample_rows, write_cost,
+                    metastore, state_dir, console, fix_order=fix_order,
+                    params=_params(max_partitions, min_partition_mb))
+    plan = w.plan
+    if print_sql:
+        from planner.emit.apply_sql import statements_text
+        from planner.emit.relayout_sql import STAGING_SUFFIX, relayout_script
+
+        stmts = relayout_script(plan, w.columns, w.table, w.table + STAGING_SUFFIX, {}, dialect="hive")
+        if fmt == "json":
+            click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "statements": stmts}, indent=2))
+        else:
+            click.echo(statements_text(stmts), nl=False)
+        return
+    if not plan.chosen:
+        msg = (f"{w.table}: no partition gains more than {write_cost:g} x its rows for this workload; "
+               "nothing to re-cut")
+        click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "report": None}) if fmt == "json" else msg)
+        return
+    from hive_integration.relayout import relayout
+
+    with console.spark_work(w.spark, f"re-cutting {len(plan.chosen)} partitions of {w.table}"):
+        report = relayout(w.spark, plan, drop_old=drop_old, progress=console.say, break_lease=break_lease)
+    if fmt == "json":
+        click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "report": report.to_json()}, indent=2))
+    else:
+        click.echo(report.text())
