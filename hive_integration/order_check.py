@@ -6,13 +6,21 @@ straddle a boundary). An append writes new files whose ranges land anywhere in t
 partition whose ranges, put in order, overlap strictly has lost its order and reads more row
 groups than the model assumed. Example: [1,5] [5,9] [9,12] is in order; adding [3,7] is not.
 
+One write may leave several sorted files in a partition (one per task when the INSERT does not
+shuffle, ``planner.emit.write_plan``); their ranges overlap by design and the cost model knows it.
+So the runs are told apart by the write that made them: Spark names every file of one write job
+``part-NNNNN-<job uuid>…``. A partition is broken when files of a later write overlap the ranges
+of an earlier one. Files not named by Spark (Hive's ``000000_0``) fall back to the file count the
+layout wrote (``files_per_partition``, default 1).
+
 Z-ordered layouts keep no z-value in the files; a z-ordered partition counts as broken when it
-holds more files than the layout wrote into it (``files_per_partition``, default 1), i.e. when
+holds files of more than one write (or, unnamed, more files than the layout wrote), i.e. when
 something was appended. Unordered layouts have no order to break.
 """
 from __future__ import annotations
 
-from collections import Counter
+import re
+from collections import defaultdict
 
 from hive_integration.footers import read_footers
 from planner.clustering import row_group_ranges
@@ -27,30 +35,56 @@ def out_of_order(ranges: list[tuple]) -> bool:
     return any(nxt[0] < cur[1] for cur, nxt in zip(ranges, ranges[1:]))
 
 
+_SPARK_FILE = re.compile(r"part-\d+-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+def write_of(path: str) -> str | None:
+    """The write job that made a file, from Spark's file name (None for other writers)."""
+    m = _SPARK_FILE.search(path.rsplit("/", 1)[-1])
+    return m.group(1) if m else None
+
+
+def runs_out_of_order(runs: list[list[tuple]]) -> bool:
+    """Whether the ranges of any two runs (each a list of ``(min, max)``) overlap strictly."""
+    known = [[r for r in run if r[0] is not None and r[1] is not None] for run in runs]
+    hulls = [(min(r[0] for r in k), max(r[1] for r in k)) for k in known if k]
+    return out_of_order(hulls) if len(hulls) > 1 else False
+
+
 def _pid(f: DataFile, column: str) -> int | None:
     value = dict(f.partition).get(column.lower())
     return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
 
 def unordered_partitions(spark, table: str, layout: Layout) -> list[int]:
-    """Ids of ``table``'s partitions whose order (``layout.order``) appended rows broke: more files
-    than the layout wrote, and (sorted layouts) row-group ranges of the first sort column that
-    overlap. An append whose values all follow the partition's (new dates) keeps the order."""
+    """Ids of ``table``'s partitions whose order (``layout.order``) appended rows broke: files of
+    more than one write, and (sorted layouts) a later write's range of the first sort column
+    overlapping an earlier one's. An append whose values all follow the partition's (new dates)
+    keeps the order."""
     order = layout.order
     if order.method == "none" or not order.columns:
         return []
     pcol = layout.partition_column
     files = read_footers(spark.table(table).inputFiles(), [pcol])
     want = files_per_partition(layout)
-    count = Counter(_pid(f, pcol) for f in files)
-    grown = {p for p, n in count.items() if p is not None and p != CATCH_ALL and n > want.get(p, 1)}
-    if order.method == "zorder":
+    by_pid: dict[int, list[DataFile]] = defaultdict(list)
+    for f in files:
+        p = _pid(f, pcol)
+        if p is not None and p != CATCH_ALL:
+            by_pid[p].append(f)
+    grown = set()
+    for p, fs in by_pid.items():
+        writes = {write_of(f.path) for f in fs}
+        grown |= {p} if (len(writes) > 1 if None not in writes else len(fs) > want.get(p, 1)) else set()
+    if order.method != "sort":
         return sorted(grown)
     first = order.columns[0]
-    ranges: dict[int, list] = {}
-    for f in files:
-        if _pid(f, pcol) in grown:
-            for _, stats in row_group_ranges([f], [first]):
-                if first in stats:
-                    ranges.setdefault(_pid(f, pcol), []).append(stats[first])
-    return sorted(p for p, r in ranges.items() if out_of_order(r))
+    broken = []
+    for p in sorted(grown):
+        runs: dict[str | None, list] = defaultdict(list)
+        for f in by_pid[p]:
+            key = write_of(f.path) or f.path  # unnamed files: each its own run
+            runs[key] += [stats[first] for _, stats in row_group_ranges([f], [first]) if first in stats]
+        if runs_out_of_order(list(runs.values())):
+            broken.append(p)
+    return broken

@@ -157,3 +157,16 @@ def test_an_append_that_overlaps_a_sorted_run_breaks_its_order():
     assert not out_of_order([(1, 5), (5, 9), (9, 12)])
     assert out_of_order([(1, 5), (5, 9), (9, 12), (3, 7)])
     assert not out_of_order([(1, 5), (5, 9), (13, 20)])  # new values after the run: still in order
+
+
+def test_runs_are_told_apart_by_the_write_that_made_them():
+    from hive_integration.order_check import runs_out_of_order, write_of
+
+    job = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+    assert write_of(f"file:/w/t/planner_pid=3/part-00001-{job}.c000.snappy.parquet") == job
+    assert write_of("file:/w/t/planner_pid=3/000000_0") is None
+    # two tasks of one write, each sorted, overlap by design: one run
+    assert not runs_out_of_order([[(1, 5), (5, 9), (2, 6), (6, 10)]])
+    # a later write landing inside the first one's range breaks the order; one after it does not
+    assert runs_out_of_order([[(1, 5), (5, 9)], [(3, 7)]])
+    assert not runs_out_of_order([[(1, 5), (5, 9)], [(10, 12)]])
