@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Iterable, Mapping, Sequence
 
 from planner.cnf.valueset import ValueSet
 from planner.errors import LayoutError
@@ -35,6 +35,8 @@ VERSION = 1
 PREFIX = "planner.joinranges"
 CHUNK_CHARS = 3500
 SMALL_SET = 32  # at most this many distinct values are kept as a set, more as [min, max]
+META_KEY = "join_columns"  # layout meta: the join columns advise found in the workload, recorded at apply
+MAX_COLUMNS = 16
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,18 @@ def stale_property_keys(props: Mapping[str, str]) -> list[str]:
     return sorted(k for k in props if k.startswith(PREFIX + "."))
 
 
+def with_join_columns(layout: Layout, columns: Iterable[JoinColumn]) -> Layout:
+    """``layout`` with the join columns to record at apply in its meta (most filtered first)."""
+    cols = [c.to_json() for c in list(columns)[:MAX_COLUMNS]]
+    if not cols:
+        return layout
+    return replace(layout, meta=tuple((dict(layout.meta) | {META_KEY: cols}).items()))
+
+
+def join_columns_of(layout: Layout) -> list[JoinColumn]:
+    return [JoinColumn.from_json(c) for c in dict(layout.meta).get(META_KEY) or []]
+
+
 @dataclass(frozen=True)
 class JoinPruning:
     """What a scan's joins allow it to skip."""
@@ -171,5 +185,6 @@ def join_pruning(induced: Sequence[InducedPredicate], ranges: JoinRanges | None,
     return JoinPruning(frozenset(keep) if keep is not None else None, tuple(used), tuple(unused))
 
 
-__all__ = ["JoinRange", "JoinRanges", "JoinPruning", "join_pruning", "tables_of", "stale_property_keys",
+__all__ = ["with_join_columns", "join_columns_of", "META_KEY", "JoinRange", "JoinRanges", "JoinPruning",
+           "join_pruning", "tables_of", "stale_property_keys",
            "SMALL_SET", "PREFIX"]

@@ -29,12 +29,12 @@ on the query, so chains compose: ``B`` is first reduced by ``C``, then ``A`` by 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from sqlglot import exp
 
 from planner.cnf.convert import FOREIGN
-from planner.cnf.ir import TRUE, Expr, Opaque, atoms
+from planner.cnf.ir import TRUE, Cmp, Expr, Opaque, atoms
 from planner.workload.scans import ScanSite, Schema, _owner, iter_scans, pushable_conditions
 
 MAX_HOPS = 4  # lineitem -> orders -> customer -> nation -> region
@@ -242,4 +242,16 @@ def _walk(start: ScanSite, edges, max_hops: int) -> Iterator[InducedPredicate]:
             stack.append((other, path, seen | {id(other)}))
 
 
-__all__ = ["Hop", "JoinPath", "JoinColumn", "InducedPredicate", "InducedScan", "induced_scans", "MAX_HOPS"]
+def join_columns(induced: Iterable[InducedPredicate]) -> tuple[JoinColumn, ...]:
+    """The end-table columns the induced predicates compare with constants, most used first."""
+    counts: dict[JoinColumn, int] = {}
+    for p in induced:
+        if p.path.table == p.path.hops[0].table and len(p.path.hops) == 1 and p.path.hops[0].column == p.path.hops[0].key:
+            continue  # the table joined with itself on one column: its own predicate, nothing to record
+        for c in {a.column for a in atoms(p.predicate) if isinstance(a, Cmp)}:
+            key = JoinColumn(p.path, c)
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(sorted(counts, key=lambda c: (-counts[c], c.describe())))
+
+
+__all__ = ["join_columns", "Hop", "JoinPath", "JoinColumn", "InducedPredicate", "InducedScan", "induced_scans", "MAX_HOPS"]
