@@ -257,7 +257,9 @@ def after_apply(runner, layout: Layout, say: Callable[[str], None]) -> None:
 
 def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str]):
     """``planner.rewrite.JoinContext`` for a query reading ``read``: the ranges of its laid-out tables
-    and the snapshots (now) of the tables those ranges depend on and the query reads."""
+    and the snapshots (now) of the tables those ranges depend on and the query reads. Without a Spark
+    session (a thrift metastore, layout files) the snapshots are unknown and nothing prunes through
+    joins; ``explain`` says so."""
     from planner.rewrite import JoinContext
 
     ranges = {k: v for k, v in tables.items() if v is not None}
@@ -265,8 +267,23 @@ def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[
         return None
     read = set(read)
     need = {t for r in ranges.values() for c in r.columns for t in tables_of(c.column, r.table) if t in read}
-    return JoinContext(ranges, snapshots(spark, sorted(need)))
+    return JoinContext(ranges, snapshots(spark, sorted(need)) if spark is not None else {t: None for t in need})
+
+
+def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Mapping, columns: dict):
+    """The join context of a query reading ``read`` (``(qualified, db, table)``) whose laid-out tables
+    ``layouts`` came from ``source``; adds the joined tables' columns to ``columns`` (with Spark), so
+    their unqualified names resolve."""
+    joins = join_context(spark, {q: getattr(source.lookup(db, name), "join_ranges", None)
+                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read])
+    if joins is not None and spark is not None:
+        from hive_integration.columns import spark_columns
+
+        for q, db, name in read:
+            if q in joins.snapshots and q not in columns:
+                columns[q] = spark_columns(spark, _table(f"{db}.{name}"))
+    return joins
 
 
 __all__ = ["compute_join_ranges", "refresh", "store", "load", "join_context", "snapshots", "table_snapshot",
-           "after_apply", "ranges_query"]
+           "after_apply", "ranges_query", "context_for"]

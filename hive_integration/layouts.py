@@ -107,12 +107,13 @@ class MetastoreLayouts(_Cached):
     def _find(self, db: str, name: str) -> TableLayout | None:
         if not self.client.table_exists(db, name):
             return None
-        layout = _layout_of(self.client.table_parameters(db, name))
+        params = self.client.table_parameters(db, name)
+        layout = _layout_of(params)
         if layout is None:
             return None
         pcol = layout.partition_column.lower()
         columns = {c.lower(): t for c, t in self.client.columns(db, name) if c.lower() != pcol}
-        return TableLayout(f"{db}.{name}", layout, columns)
+        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(params))
 
 
 class FileLayouts(_Cached):
@@ -183,14 +184,9 @@ def sql(spark, text: str, *, dialect: str = "spark"):
         # session turned substitution off).
         substituted = "${" in text and str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() != "false"
         try:
-            from hive_integration.join_ranges import join_context
+            from hive_integration.join_ranges import context_for
 
-            joins = join_context(spark, {q: source.lookup(db, name).join_ranges for q, db, name in read if q in layouts},
-                                 [q for q, _, _ in read])
-            if joins is not None:  # the joined tables' columns resolve their unqualified names
-                for q, db, name in read:
-                    if q in joins.snapshots and q not in columns:
-                        columns[q] = spark_columns(spark, _quoted(db, name))
+            joins = context_for(spark, source, read, layouts, columns)
             text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
                                     prune=not substituted, settings=session_settings(spark), joins=joins)
         except SchemaError:
