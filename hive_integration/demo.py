@@ -66,6 +66,9 @@ def _run(args) -> int:
                        *(["--state-dir", str(state)] if args.state_dir else [])],
                  prog_name="planner", standalone_mode=False)
         advice_dir = Path(args.out_dir)
+        if not (advice_dir / "layout.json").exists():
+            print("[4/4] the table as it is is the best layout: nothing to apply", flush=True)
+            return 0
     print("[4/4] applying the advice and running queries before/after …", flush=True)
     status = apply_and_compare(spark, advice_dir, TABLE, args.workload)
     print(f"done in {time.time() - t0:.0f}s")

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from hive_integration.footers import normalize_positions, table_footers, with_positions
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.errors import InputError, PlannerError
 
@@ -103,25 +106,29 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
                  cache_dir: Path | None = None, progress=None) -> TableStats:
     schema = table_schema(spark, table)
     files = _files(spark, table)
-    key = hashlib.sha256(json.dumps([table, files, sample_rows, seed]).encode()).hexdigest()[:20]
+    key = hashlib.sha256(json.dumps([table, files, sample_rows, seed, "positions"]).encode()).hexdigest()[:20]
+    footers = table_footers(spark, table, [f for f, _, _ in files])  # cheap: no Spark job
     if cache_dir is not None:
         cached = _load(cache_dir, key)
         if cached is not None:
-            return cached
+            return replace(cached, data_files=footers)
     if progress:
         progress(f"scanning {table}: {len(files)} files")
     df = spark.table(table)
     try:
         rows = df.count()
         fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))
-        sample = df.sample(False, fraction, seed).limit(sample_rows).toArrow() if rows else df.limit(0).toArrow()
+        sample = with_positions(df).sample(False, fraction, seed).toArrow() if rows else df.limit(0).toArrow()
     except PySparkException as e:
         raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
-    sample = sample.rename_columns([c.lower() for c in sample.column_names])
+    if sample.num_rows > sample_rows:  # a uniform subset (a LIMIT would keep the first splits' rows)
+        sample = sample.take(np.sort(np.random.default_rng(seed).choice(sample.num_rows, sample_rows, replace=False)))
+    sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
     widths = _widths(files, schema, spark, table)
     columns = tuple(ColumnStats(c, t, widths.get(c, 8.0), **_column_stats(spark, table, c))
                     for c, t in schema.items())
-    stats = TableStats(table, rows, sum(s for _, s, _ in files), columns, sample, snapshot=key, files=len(files))
+    stats = TableStats(table, rows, sum(s for _, s, _ in files), columns, sample, snapshot=key, files=len(files),
+                       data_files=footers)
     if cache_dir is not None:
         _save(cache_dir, key, stats)
     return stats

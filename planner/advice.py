@@ -1,5 +1,11 @@
 """Turn a plan search into advice: the ranking, the winner explained per query, and layout.json.
 
+The table as it is now is always the first row of the ranking. Every contender is guarded
+against it (``planner.costmodel.guard``) on the workload and on the robustness set; the pick is
+the best contender no query regresses on (possibly the table as it is: then there is nothing to
+apply), unless ``CostParams.allow_regressions``. The report lists the queries that would read
+more than ``guard_threshold`` times their rows today, and by how much.
+
 Pure: it takes an analysed workload and statistics, and returns values and text.
 """
 from __future__ import annotations
@@ -15,6 +21,9 @@ from sqlglot import exp
 from planner.analysis import TableAnalysis
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams, LayoutCost
+from planner.costmodel.current import is_current
+from planner.costmodel.guard import Guard
+from planner.costmodel.robustness import range_queries, robustness_analysis, table_columns
 from planner.costmodel.search import SearchResult, search
 from planner.costmodel.statistics import TableStats
 from planner.layout import Layout, with_generation
@@ -32,6 +41,12 @@ class Advice:
     full_scan_bytes: float
     matching_rows: float
     params: CostParams = CostParams()
+    guard: Guard | None = None
+
+    @property
+    def keeps_current(self) -> bool:
+        """The pick is the table as it is: nothing to apply."""
+        return is_current(self.result.best.layout)
 
     @property
     def layout(self) -> Layout:
@@ -56,6 +71,7 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
            log: Callable[[str], None] | None = None) -> Advice:
     aggregates = _aggregating_scans(workload, analysis) if params.aggregation_factor else None
     model = CostModel(analysis, stats, params, query_has_aggregation=aggregates)
+    guard = None
     if stats.rows == 0:
         # An empty table has no rows to place: every layout reads nothing, and the sample gives
         # no boundaries to cut at. Keep it unpartitioned rather than guess from no data.
@@ -64,11 +80,27 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
         analysis = replace(analysis, notes=analysis.notes + (
             "the table is empty: it is left unpartitioned; advise again once it holds data",))
     else:
-        result = search(model, log)
+        guard = make_guard(model, workload)
+        result = search(model, log, guard=guard, allow_regressions=params.allow_regressions,
+                        robustness_weight=params.robustness_weight)
+        source = model.current().source
+        if source != "footers":
+            analysis = replace(analysis, notes=analysis.notes + (
+                f"the table as it is was priced from {source} (its Parquet footers could not be read): "
+                "its estimate, and so the guard, is approximate",))
     full_rows = model.full_scan_rows()
     full_bytes = float(model.weights @ (np.full(len(model.scans), stats.rows) * model.scan_width))
     return Advice(workload, analysis, stats, result, full_rows, full_bytes, float(model.matching_rows().sum()),
-                  params)
+                  params, guard)
+
+
+def make_guard(model: CostModel, workload: Workload) -> Guard:
+    """The guard over the workload's scans and the robustness set of the model's table."""
+    queries = range_queries(model.sample, model.kinds, table_columns(model.analysis, model.sample))
+    robust = model.sibling(robustness_analysis(model.analysis, queries))
+    labels = [f"statement {workload.queries[s.query].number} ({workload.queries[s.query].template})"
+              for s in model.scans]
+    return Guard(model, robust, queries, labels, model.params.guard_threshold)
 
 
 def _aggregating_scans(workload: Workload, analysis: TableAnalysis) -> list[bool]:
@@ -88,7 +120,7 @@ def write_hints(cost: LayoutCost, stats: TableStats, params: CostParams) -> dict
     row_bytes = stats.bytes / max(stats.rows, 1)
     files = {str(p.id): math.ceil(rows * row_bytes / params.target_file_bytes)
              for p, rows in zip(cost.layout.partitions, cost.partition_rows)}
-    return {"row_group_rows": params.row_group_rows,
+    return {"row_group_rows": params.row_group_rows, "page_rows": params.page_rows,
             "files_per_partition": {k: v for k, v in files.items() if v > 1},
             "partition_rows": {str(p.id): round(rows) for p, rows in zip(cost.layout.partitions, cost.partition_rows)}}
 
@@ -100,20 +132,53 @@ def _fmt(n: float) -> str:
     return f"{n:.0f}"
 
 
+def order_text(layout: Layout) -> str:
+    """How rows are ordered inside partitions, short enough for a terminal line."""
+    if is_current(layout):
+        return "as stored"
+    if layout.order.method == "tree":
+        from planner.costmodel.tree_order import describe
+        return describe(layout.order)
+    return layout.order.describe()
+
+
+def describe_layout(layout: Layout) -> str:
+    attrs = ", ".join(layout.attributes) or "-"
+    return f"{layout.strategy}: {len(layout.partitions)} partitions on ({attrs}), order {order_text(layout)}"
+
+
 def ranking_rows(advice: Advice) -> list[dict]:
+    """One row per contender, the table as it is first: what the search ranks by (``score`` =
+    ``rows_read`` + ``overhead_rows`` + ``robustness_rows``) and the guard's verdict."""
     out = []
+    best = advice.result.best
     for c in advice.result.ranked:
+        v = c.verdict
         out.append({
             "strategy": c.layout.strategy,
             "partitions": len(c.layout.partitions),
-            "order": c.layout.order.describe(),
+            "order": order_text(c.layout),
             "rows_read": round(c.rows),
-            "bytes_read": round(c.bytes),
             "overhead_rows": round(c.overhead),
+            "robustness_rows": round(c.robustness),
+            "score": round(c.score),
+            "bytes_read": round(c.bytes),
             "gain_vs_full_scan": round(advice.full_scan_rows / max(c.rows, 1.0), 2),
             "read_over_matching": round(c.rows / max(advice.matching_rows, 1.0), 2),
+            "current": is_current(c.layout),
+            "pick": c is best,
+            "regressions": None if v is None else len(v.regressions),
+            "worst_ratio": None if v is None else round(v.worst, 2),
         })
     return out
+
+
+def regressions(cost: LayoutCost, limit: int | None = None) -> list[dict]:
+    """The queries ``cost``'s layout would make read more than the guard allows, worst first."""
+    if cost.verdict is None:
+        return []
+    return [{"query": r.query, "current_rows": round(r.current), "rows": round(r.rows), "ratio": round(r.ratio, 2)}
+            for r in cost.verdict.regressions[:limit]]
 
 
 def per_template(advice: Advice, cost: LayoutCost) -> list[dict]:
@@ -145,21 +210,42 @@ def explain_winner(advice: Advice, limit: int = 40) -> list[str]:
     return lines
 
 
+def _guard_cell(r: dict) -> str:
+    if r["regressions"] is None:
+        return "-"
+    return "ok" if r["regressions"] == 0 else f"{r['regressions']} worse"
+
+
 def advice_text(advice: Advice) -> str:
     s = advice.stats
+    threshold = advice.params.guard_threshold
     lines = [f"table {s.table}: {s.rows:,} rows, {_fmt(s.bytes)}B in {s.files} files; sample {s.sample.num_rows:,} rows",
              f"workload {advice.workload.path}: {len(advice.workload.queries)} queries, "
              f"{len(advice.analysis.scans)} scans of {s.table}",
              f"full scan reads {_fmt(advice.full_scan_rows)} rows; the predicates match ~{_fmt(advice.matching_rows)}",
+             "ranked by score = rows read + overhead (partitions and files opened) + robustness (what ranges on any "
+             f"column would read, weighted {advice.params.robustness_weight:g}); guard: no query reads more than "
+             f"{threshold:g}x its rows on the table as it is" + (" (regressions allowed)" if advice.params.allow_regressions
+                                                               else ""),
              "",
-             f"{'#':>2}  {'strategy':<42} {'parts':>5}  {'order':<40} {'rows read':>10} {'bytes read':>10} "
-             f"{'gain':>6} {'read/match':>10}"]
-    for i, r in enumerate(ranking_rows(advice), 1):
-        lines.append(f"{i:>2}  {r['strategy'][:42]:<42} {r['partitions']:>5}  {r['order'][:40]:<40} "
-                     f"{_fmt(r['rows_read']):>10} {_fmt(r['bytes_read']):>10} {r['gain_vs_full_scan']:>5}x "
-                     f"{r['read_over_matching']:>9}x")
+             f"{'#':>3}  {'strategy':<36} {'parts':>5}  {'order':<44} {'rows read':>9} {'overhead':>9} "
+             f"{'robust':>9} {'score':>9} {'read/match':>10} {'guard':>9}"]
+    for i, r in enumerate(ranking_rows(advice)):
+        mark = "now" if r["current"] else str(i)
+        mark = ("*" if r["pick"] else "") + mark
+        lines.append(f"{mark:>3}  {r['strategy'][:36]:<36} {r['partitions']:>5}  {r['order'][:44]:<44} "
+                     f"{_fmt(r['rows_read']):>9} {_fmt(r['overhead_rows']):>9} {_fmt(r['robustness_rows']):>9} "
+                     f"{_fmt(r['score']):>9} {r['read_over_matching']:>9}x {_guard_cell(r):>9}")
     best = advice.result.best
-    lines += ["", f"winner: {best.layout.describe()}", "per query template (winner):"]
+    lines += ["", "* = the pick; 'now' = the table as it is; guard 'N worse': queries that would read more than "
+              f"{threshold:g}x their rows today (not advised{'' if not advice.params.allow_regressions else ' by default'})"]
+    if advice.keeps_current:
+        lines += ["", "winner: the table as it is: no contender beats it without making some query read more than "
+                  f"{threshold:g}x its rows today; nothing to apply (--allow-regressions to trade)"]
+    else:
+        lines += ["", f"winner: {describe_layout(best.layout)}"]
+    lines += _regression_lines(advice)
+    lines += ["per query template (winner):"]
     for r in per_template(advice, best)[:25]:
         lines.append(f"  {r['template'][:40]:<40} {r['scans']:>5} scans  {_fmt(r['rows_read']):>10} rows  "
                      f"{_fmt(r['bytes_read']):>10}B")
@@ -167,6 +253,23 @@ def advice_text(advice: Advice) -> str:
     for note in advice.analysis.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines)
+
+
+def _regression_lines(advice: Advice, limit: int = 10) -> list[str]:
+    """The winner's regressions, and those that kept cheaper contenders from winning."""
+    best = advice.result.best
+    out = []
+    if best.verdict is not None and best.verdict.regressions:
+        out.append(f"queries that read more under the winner than today ({len(best.verdict.regressions)}):")
+        out += [f"  {r['query']}: {_fmt(r['current_rows'])} -> {_fmt(r['rows'])} rows ({r['ratio']}x)"
+                for r in regressions(best, limit)]
+    cheaper = [c for c in advice.result.ranked if c.score < best.score and c.verdict is not None and not c.verdict.ok]
+    for c in cheaper[:3]:
+        worst = c.verdict.regressions[0]
+        out.append(f"not picked, {c.layout.strategy} ({order_text(c.layout)}): {len(c.verdict.regressions)} "
+                   f"queries would read more than today, worst {worst.query}: {_fmt(worst.current)} -> "
+                   f"{_fmt(worst.rows)} rows ({worst.ratio:.1f}x)")
+    return out + [""] if out else [""]
 
 
 def advice_json(advice: Advice) -> dict:
@@ -180,8 +283,10 @@ def advice_json(advice: Advice) -> dict:
         "full_scan_rows": round(advice.full_scan_rows),
         "matching_rows": round(advice.matching_rows),
         "ranking": ranking_rows(advice),
+        "keeps_current": advice.keeps_current,
         "winner": {
             "strategy": best.layout.strategy,
+            "regressions": regressions(best),
             "per_template": per_template(advice, best),
             "per_scan": [
                 {"statement": advice.workload.queries[sc.query].number, "rows_read": round(sc.rows),

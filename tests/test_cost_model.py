@@ -100,11 +100,12 @@ def test_two_range_partitions_by_hand():
 
 
 def test_sorted_partitions_are_priced_by_row_group():
-    """Sorted by x inside each partition, 2 rows per row group:
+    """Sorted by x inside each partition (one file each), 2 rows per row group:
     p1 -> [1,2] [3,4] [5];  p2 -> [6,7] [8,9] [10].
     q1 x<=3: [1,2],[3,4] = 4 rows.  q2 x>8 AND s='e': [8,9] (s in d..e) yes, [10] (s only NULL) no = 2.
     q3 s IS NULL: only [10] holds a NULL s = 1.  q1 again: 4.  Total 11."""
-    cost = model().evaluate(layout_a(Ordering("sort", ("x",))))
+    one_file = CostParams(partition_overhead_rows=100, file_overhead_rows=10, row_group_rows=2)
+    cost = model(params=one_file).evaluate(layout_a(Ordering("sort", ("x",))))
     assert [s.rows for s in cost.per_scan] == [4, 2, 1, 4]
     assert cost.rows == 11
 

@@ -113,7 +113,9 @@ def test_embedded_advise_apply_rewrite(spark, tpch_small, tmp_path, fresh_db):
     wl = tmp_path / "workload.sql"
     wl.write_text(WORKLOAD.replace("FROM lineitem", f"FROM {table}"))
     advice = tmp_path / "advice"
-    invoke("advise", str(wl), "--table", table, "--out", str(advice), *SMALL, *state)
+    # At SF 0.01 the guard keeps the table as loaded (its l_orderkey order serves ranges of keys
+    # better than any layout this workload wants): allow regressions to exercise the whole path.
+    invoke("advise", str(wl), "--table", table, "--out", str(advice), *SMALL, "--allow-regressions", *state)
     assert {p.name for p in advice.iterdir()} >= {"ddl.sql", "apply.sql", "layout.json", "report.md"}
     layout = json.loads((advice / "layout.json").read_text())
     assert len(layout["partitions"]) > 1

@@ -271,3 +271,80 @@ def test_apply_and_rewrite_on_spark(spark, fresh_db):
             assert any(n.rewritten for n in notes), q
     props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.t").collect()}
     assert int(props["planner.layout.parts"]) >= 2  # the 5000-char meta forced several chunks
+
+
+# ---- layout identity: stale SQL reads more, never a wrong subset --------------------------------
+def _generation_layouts():
+    from planner.layout import with_generation
+
+    base = layout()
+    other = Layout("db.t", "test", base.partitions[:3], kinds=base.kinds, derived=base.derived)
+    return with_generation(base), with_generation(other)
+
+
+def test_generations_never_share_ids_and_repeat_for_the_same_content():
+    from planner.layout import with_generation
+
+    a, b = _generation_layouts()
+    assert not set(a.known_ids) & set(b.known_ids)
+    assert with_generation(layout()).known_ids == a.known_ids  # same content, same ids
+    assert all(p.generation == a.generation for p in a.partitions) and len(str(a.generation)) == 9
+    assert Layout.loads(a.dumps()) == a  # ids and generations survive layout.json
+
+
+def test_rewritten_filter_reads_every_partition_another_layout_has():
+    a, b = _generation_layouts()
+    new, notes = rewrite_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": a}, dialect="spark",
+                               schema=SCHEMA)
+    (where,) = [w.this for w in sqlglot.parse_one(new, read="spark").find_all(exp.Where)
+                if any(c.name == "planner_pid" for c in w.find_all(exp.Column))]
+    # evaluate the filter for a partition id of layout a, of layout b, and the catch-all
+    for pid, want in [(a.partitions[0].id, True), (a.partitions[1].id, False), (CATCH_ALL, True),
+                      *[(p.id, True) for p in b.partitions]]:
+        assert evaluate(where, {"planner_pid": pid}) is want, pid
+
+
+def test_layout_of_an_older_planner_is_not_pruned_by():
+    old = Layout.from_json({**layout().to_json(), "version": 1})
+    new, notes = rewrite_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": old}, dialect="spark",
+                               schema=SCHEMA)
+    assert read_sets(new) == [] and notes[0].partitions_read == tuple(range(6))
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": old}, dialect="spark", schema=SCHEMA)
+    assert "older planner" in e.predicates_not_used[0][1]
+
+
+def test_changed_column_type_is_not_pruned_by():
+    lay = Layout("db.t", "test", layout().partitions, kinds=layout().kinds, types=(("d", "date"),))
+    schema = {"db.t": COLS | {"d": "timestamp"}}
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": lay}, dialect="spark", schema=schema)
+    assert e.partitions_read == tuple(range(6)) and "now timestamp" in e.predicates_not_used[0][1]
+
+
+def test_zone_guard_only_when_the_pruning_needs_the_zone():
+    from planner.semantics.settings import Settings
+
+    ts = ValueSet.of(Kind.TIMESTAMP, [Interval(dt.datetime(2020, 1, 1), None, True, False)])
+    lay = Layout("db.z", "test", (Partition(1, (("ts", ts),)), Partition(2, (("ts", ts.complement()),))),
+                 kinds=(("ts", Kind.TIMESTAMP),), types=(("ts", "timestamp"),), settings=Settings(True, "Asia/Tokyo"))
+    schema = {"db.z": {"ts": "timestamp", "k": "int"}}
+    saved, (note,) = rewrite_query("SELECT * FROM db.z WHERE ts < TIMESTAMP '2020-01-01 00:00:00'", {"db.z": lay},
+                                   dialect="spark", schema=schema)
+    assert note.guard == "time zone Asia/Tokyo" and "CURRENT_TIMEZONE() <> 'Asia/Tokyo'" in saved
+    # 2020-01-01 00:00 in Tokyo is 2019-12-31 15:00 UTC: only partition 2 (and the catch-all)
+    assert note.partitions_read == (0, 2)
+    live, (note,) = rewrite_query("SELECT * FROM db.z WHERE ts < TIMESTAMP '2020-01-01 00:00:00'", {"db.z": lay},
+                                  dialect="spark", schema=schema, settings=Settings(True, "UTC"))
+    assert not note.guard and "CURRENT_TIMEZONE" not in live
+    # an explicit offset does not need the session zone, but the column is a TIMESTAMP: still guarded
+    _, (note,) = rewrite_query("SELECT * FROM db.z WHERE k = 3 AND ts >= TIMESTAMP '2021-01-01 00:00:00+00:00'",
+                               {"db.z": lay}, dialect="spark", schema=schema)
+    assert note.partitions_read == (0, 1)
+
+
+def test_explain_names_why_a_typed_predicate_cannot_prune():
+    lay = Layout("db.t", "test", layout().partitions, kinds=layout().kinds)
+    (e,) = explain_query("SELECT * FROM db.t WHERE s = DATE '2020-01-01' AND d = 7", {"db.t": lay}, dialect="spark",
+                         schema=SCHEMA)
+    reasons = dict(e.predicates_not_used)
+    assert "that cast does not keep the order of string values" in reasons["s = DATE '2020-01-01'"]
+    assert "Spark cannot compare a date column with int 7" in reasons["d = 7"]

@@ -37,6 +37,10 @@ class TableOutcome:
     reason: str = ""  # why it was left alone ("" when advised)
     advice: object = None
 
+    @property
+    def keeps_current(self) -> bool:
+        return self.advice is not None and self.advice.keeps_current
+
     def to_json(self) -> dict:
         from planner.advice import advice_json
 
@@ -65,12 +69,17 @@ class TableOutcome:
               help="Cost of opening one partition, in rows read (listing, planning, task start).")
 @click.option("--file-overhead-rows", type=float, default=CostParams.file_overhead_rows, show_default=True,
               help="Cost of opening one file (footer read), in rows read.")
+@click.option("--page-rows", type=int, default=CostParams.page_rows, show_default=True,
+              help="Rows per Parquet page the layout will be written with (Spark skips pages by their index).")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
+@click.option("--allow-regressions", is_flag=True,
+              help="Advise the cheapest layout even if some queries would read more than 1.2x their rows today "
+                   "(the report lists them).")
 @metastore_options
 @workload_options
 def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min_gain, sample_rows, max_partitions,
                min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
-               aggregation_factor, metastore, state_dir, dialect, on_error, fmt):
+               page_rows, aggregation_factor, allow_regressions, metastore, state_dir, dialect, on_error, fmt):
     """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
     layout.json, report.md) for each table worth laying out.
 
@@ -84,7 +93,8 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
                         partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
-                        aggregation_factor=aggregation_factor)
+                        page_rows=page_rows, aggregation_factor=aggregation_factor,
+                        allow_regressions=allow_regressions)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
     from hive_integration.views import spark_view_lookup
 
@@ -98,7 +108,7 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
         outcomes.append(_advise_table(spark, state, table, text, name, first, folder, params, sample_rows,
                                       dialect, on_error, console, views, min_gain=None if explicit else min_gain))
     outcomes.sort(key=lambda o: (o.folder is None, -(o.gain or 0.0), o.table))
-    if explicit and not any(o.folder for o in outcomes):
+    if explicit and not any(o.folder or o.keeps_current for o in outcomes):
         raise InputError("; ".join(f"{o.table}: {o.reason}" for o in outcomes))
     _print(outcomes, single, fmt, min_gain if not explicit else None)
 
@@ -139,6 +149,11 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
     with console.spark_work(spark, f"statistics of {table}"):
         stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
     advice = advise(wl, analysis, stats, params, console.say)
+    if advice.keeps_current:  # the table as it is wins: an earlier advice in this folder must not be applied now
+        for stale in ("layout.json", "ddl.sql", "apply.sql"):
+            (folder / stale).unlink(missing_ok=True)
+        return TableOutcome(table, scans, gain=1.0, advice=advice,
+                            reason="the table as it is is the best layout: nothing to apply")
     gain = advice.full_scan_rows / max(advice.result.best.rows, 1.0)
     if min_gain is not None and gain < min_gain:
         return TableOutcome(table, scans, gain=gain, advice=advice,
@@ -175,6 +190,9 @@ def _print(outcomes: list[TableOutcome], single: bool, fmt: str, min_gain: float
         if o.folder is not None:
             click.echo(advice_text(o.advice))
             click.echo(f"\nwrote {o.folder}/ (ddl.sql, apply.sql, layout.json, report.md)\n")
+        elif o.keeps_current:
+            click.echo(advice_text(o.advice))
+            click.echo(f"\n{o.table}: {o.reason}\n")
     if single:
         return
     click.echo("tables the workload reads, by the gain a layout brings (rows a full scan reads / rows the best "

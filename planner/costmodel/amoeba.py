@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -64,56 +65,115 @@ def median_code(codes: SortedCodes, rows: np.ndarray) -> int | None:
     non-empty (one distinct value, or only NULLs). Example: codes [0 0 0 1 1 1 2 3] (the paper's
     skewed 1 1 1 2 2 2 3 4): cutting at 0 gives 3|5, at 1 gives 6|2; 0 is nearer half.
     """
-    keys = codes.sorted_at(rows)
-    values = np.unique(keys[keys < codes.m])
-    if values.size and keys[-1] < codes.m:
-        values = values[:-1]  # cutting at the largest value would leave the right side empty
-    if values.size == 0:
+    keys = codes.codes[rows]
+    n = keys.size
+    if n < 2:
         return None
-    left = np.searchsorted(keys, values, side="right")
-    return int(values[np.argmin(np.abs(2 * left - keys.size))])
+    # The number of rows left of a cut grows with its value, so the best cut is the median key
+    # itself or the largest key below it: two counts, no sort.
+    median = keys[np.argpartition(keys, n // 2)[n // 2]]
+    below = keys < median
+    best, best_gap = None, None
+    if below.any():
+        v, left = int(keys[below].max()), int(below.sum())
+        best, best_gap = v, abs(2 * left - n)
+    if median < codes.m:  # a NULL median cannot be a cut value
+        left = int((keys <= median).sum())
+        if left < n and (best is None or abs(2 * left - n) < best_gap):
+            best = int(median)
+    return best
 
 
-def amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], *, rows: int,
-                row_bytes: float, max_partition_bytes: int, max_partitions: int, table: str,
-                min_leaf_rows: int = CostParams.row_group_rows, strategy: str = "amoeba") -> Layout:
-    """Algorithm 1 with the allocation split in proportion to ``weights`` (attribute -> weight).
+def grow(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], depth: int,
+         min_leaf_sample_rows: float = 0.0, region_depth: int | None = None
+         ) -> tuple[Node, dict[str, float], dict[str, float]]:
+    """Algorithm 1: a tree of ``depth`` levels, cut at medians on the attribute with the most
+    allocation left; ``(root, allocation, remaining allocation)``. Nodes deeper than
+    ``region_depth`` get no region (an ordering needs only the cuts; a region costs a set per node).
 
     Attributes of weight 0, of a kind that cannot be ordered, or missing from the sample are not
-    used. A branch stops early when its node holds fewer than ``2 · min_leaf_rows`` estimated rows
-    (a median cut would leave a child under one row group).
+    used. A branch stops early when its node holds fewer than ``2 · min_leaf_sample_rows`` sample
+    rows (a median cut would leave a child under that).
     """
     order = [a for a, w in weights.items() if w > 0 and a in kinds and kinds[a].orderable and sample.has(a)]
-    depth = tree_depth(rows, row_bytes, max_partition_bytes, max_partitions)
     allocation = attribute_allocation({a: weights[a] for a in order}, depth)
-    remaining = dict(allocation)
+    left = np.array([allocation[a] for a in order], dtype=float)  # allocation left, by attribute index
+    index = {a: i for i, a in enumerate(order)}
+    position = np.arange(len(order))
     codes = {a: SortedCodes.of(sample, a) for a in order}
-    scale = rows / max(sample.n, 1)
     root = Node({}, np.arange(sample.n))
     queue = deque([root])
     while queue:
         node = queue.popleft()
-        if node.depth >= depth or node.rows.size < 2 or node.rows.size * scale < 2 * min_leaf_rows:
+        if node.depth >= depth or node.rows.size < 2 or node.rows.size < 2 * min_leaf_sample_rows:
             continue
-        ranked = sorted(order, key=lambda a: (-round(remaining[a], _TIE), node.path.count(a), order.index(a)))
-        for a in ranked:
+        on_path = np.bincount([index[a] for a in node.path if a in index], minlength=len(order))
+        # most allocation left, then cut least often on the way here, then the given order
+        ranked = np.lexsort((position, on_path, -np.round(left, _TIE)))
+        for i in ranked:
+            a = order[i]
             code = median_code(codes[a], node.rows)
             if code is not None:
                 break
         else:
             continue  # no attribute separates these rows: the node stays a bucket
-        remaining[a] -= 2.0 / 2 ** node.depth
+        left[index[a]] -= 2.0 / 2 ** node.depth
         value = sample.uniques(a)[code]
         # A double column's sample values are already decimals (SampleFrame, float_value), which
         # layout.json keeps exactly.
         cut = Cut(a, value, closed=True)
-        queue.extend(node.split(cut, kinds[a], codes[a].codes[node.rows] <= code))
+        goes_left = codes[a].codes[node.rows] <= code
+        if region_depth is None or node.depth < region_depth:
+            queue.extend(node.split(cut, kinds[a], goes_left))
+        else:
+            path = node.path + (a,)
+            node.cut = cut
+            node.left = Node({}, node.rows[goes_left], node.depth + 1, path=path)
+            node.right = Node({}, node.rows[~goes_left], node.depth + 1, path=path)
+            queue.extend((node.left, node.right))
+    return root, allocation, {a: float(left[i]) for i, a in enumerate(order)}
+
+
+def amoeba_tree(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], *, rows: int,
+                row_bytes: float, max_partition_bytes: int, max_partitions: int, table: str,
+                min_leaf_rows: int = CostParams.row_group_rows, strategy: str = "amoeba") -> Layout:
+    """Algorithm 1 with the allocation split in proportion to ``weights`` (attribute -> weight);
+    its leaves are the Hive partitions. A branch stops early when its node holds fewer than
+    ``2 · min_leaf_rows`` estimated rows (a median cut would leave a child under one row group)."""
+    depth = tree_depth(rows, row_bytes, max_partition_bytes, max_partitions)
+    scale = rows / max(sample.n, 1)
+    root, allocation, remaining = grow(sample, kinds, weights, depth, min_leaf_rows / scale if scale else 0.0)
     meta = {
         "depth": depth,
         "allocation": {a: round(v, 6) for a, v in allocation.items()},
-        "used": {a: round(allocation[a] - remaining[a], 6) for a in order},
+        "used": {a: round(allocation[a] - remaining[a], 6) for a in allocation},
     }
     return tree_layout(root, table=table, strategy=strategy, kinds=kinds, derived=sample.derived, meta=meta)
+
+
+def amoeba_hybrid(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mapping[str, float], *, rows: int,
+                  row_bytes: float, max_partition_bytes: int, max_partitions: int, table: str, block_rows: int,
+                  strategy: str = "amoeba") -> Layout:
+    """Amoeba's tree grown to one block per leaf (``rows / block_rows`` leaves, as the paper's
+    buckets are HDFS blocks): its top levels, as many as ``amoeba_tree`` would cut for
+    ``max_partition_bytes``, are the Hive partitions, and the whole tree is the order inside them
+    (``planner.costmodel.tree_order``: each leaf a run of row groups or pages)."""
+    from planner.costmodel.tree_order import encode, tree_depth_for
+
+    depth = tree_depth_for(rows, block_rows)
+    top = min(depth, tree_depth(rows, row_bytes, max_partition_bytes, max_partitions))
+    scale = rows / max(sample.n, 1)
+    weights = {a: w for a, w in weights.items() if a not in sample.derived}
+    root, allocation, remaining = grow(sample, kinds, weights, depth, block_rows / scale if scale else 0.0,
+                                       region_depth=top)
+    meta = {
+        "depth": depth, "partition_depth": top,
+        "allocation": {a: round(v, 6) for a, v in allocation.items()},
+        "used": {a: round(allocation[a] - remaining[a], 6) for a in allocation},
+    }
+    layout = tree_layout(root, table=table, strategy=strategy, kinds=kinds, derived=sample.derived, meta=meta,
+                         depth=top)
+    return layout if root.is_leaf else replace(layout, order=encode(root))
 
 
 def amoeba_upfront(sample: SampleFrame, kinds: Mapping[str, Kind], attributes: Sequence[str], *, rows: int,
@@ -155,5 +215,5 @@ def amoeba_weighted(model: CostModel, attributes: Sequence[str], *, rows: int, r
                        min_leaf_rows=min_leaf_rows, strategy="amoeba-weighted")
 
 
-__all__ = ["amoeba_tree", "amoeba_upfront", "amoeba_weighted", "attribute_allocation", "filter_weights",
+__all__ = ["amoeba_hybrid", "amoeba_tree", "amoeba_upfront", "amoeba_weighted", "attribute_allocation", "filter_weights",
            "median_code", "tree_depth"]

@@ -1,34 +1,40 @@
 """The cost model: rows and bytes each scan must read under a layout (CPS section 4.3, extended).
 
-    Cost(L) = Σ_scans weight(q) · [ Σ_partitions hit(p, q) · rows_read(p, q) + overhead(p, q) ]
+    Cost(L) = Σ_scans weight(q) · [ Σ_blocks read(b, q) · rows(b) + overhead(q) ]
 
-* ``hit(p, q)`` comes from ``planner.pruning``: 0 only when p's region and q's predicate cannot
-  both hold.
-* ``rows_read(p, q)`` is the partition's size, or, when rows are ordered inside partitions, the
-  size of the row groups whose min/max box may hold matches (Parquet row-group skipping).
+* A *block* is the unit Parquet skips: a row group, or a page where the writer cuts pages
+  smaller (``planner.costmodel.blocks``). ``read(b, q)`` is 0 when ``b``'s partition cannot hold
+  matches (``planner.pruning``: the partitions a rewritten query reads) or when ``b``'s min/max box
+  excludes ``q``'s predicate (Parquet statistics, as Spark pushes them).
+* A new layout's blocks are simulated on the sample (``planner.costmodel.writer``): partitions,
+  files, the order inside them (ties at random: Spark's sort does not keep the source's order),
+  cut into blocks of ``min(row_group_rows, page_rows)`` rows. The table as it is now
+  (``planner.costmodel.current``) is priced from its real row groups instead: exact.
 * Bytes are rows times the summed on-disk width of the columns the query reads (Parquet reads only
   referenced columns).
 * ``weight(q)`` is 1 per query instance (repeats count); ``aggregation_factor`` doubles queries
   with aggregation as in the CPS paper.
-* Every partition and every file opened costs a fixed number of row-equivalents, so thousands of
-  tiny partitions are not free.
+* Every partition and every file opened costs a fixed number of row-equivalents (``overhead``), so
+  thousands of tiny partitions are not free. ``LayoutCost.total`` = rows + overhead is what the
+  search ranks by.
 
 Sizes come from the sample (``SampleFrame``), scaled to the table.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from planner.analysis import ScanAnalysis, TableAnalysis
 from planner.cnf.values import Kind
-from planner.cnf.valueset import ValueSet
+from planner.costmodel.blocks import BlockReader
+from planner.costmodel.current import CurrentTable, current_table, is_current
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.selectivity import Selectivity
 from planner.costmodel.statistics import TableStats
+from planner.costmodel.writer import simulated_blocks
 from planner.layout import Layout
 from planner.pruning import hit_matrix
 
@@ -39,9 +45,25 @@ class CostParams:
     file_overhead_rows: float = 2_000.0  # opening a file and reading its footer
     target_file_bytes: int = 128 * 1024 * 1024
     row_group_rows: int = 15_000  # rows per Parquet row group the layout is written with
+    # Rows per Parquet page the layout is written with (parquet.page.row.count.limit). Spark skips
+    # pages by their column index, so a page is the finest unit it skips; at 5,000 rows the files
+    # grow by < 1% (lineitem SF1) and skipping gets three times finer than 15,000-row groups.
+    page_rows: int = 5_000
     min_partition_bytes: int = 4 * 1024 * 1024
     max_partitions: int = 1_000  # hive.exec.max.dynamic.partitions
     aggregation_factor: bool = False
+    # The guard (planner.costmodel.guard): no query may read more than this times its rows on the
+    # table as it is, unless regressions are allowed.
+    guard_threshold: float = 1.2
+    allow_regressions: bool = False
+    # The robustness set's share of the score (planner.costmodel.search): 0.1 weighs it like a
+    # tenth of the workload's volume.
+    robustness_weight: float = 0.1
+
+    @property
+    def block_rows(self) -> int:
+        """Rows of the finest unit Parquet skips in a layout the planner writes."""
+        return max(1, min(self.row_group_rows, self.page_rows or self.row_group_rows))
 
 
 @dataclass(frozen=True)
@@ -61,22 +83,62 @@ class LayoutCost:
     overhead: float
     per_scan: tuple[ScanCost, ...] = field(repr=False)
     partition_rows: tuple[float, ...] = field(repr=False, default=())
+    robustness: float = 0.0  # what the robustness set reads, weighted into the score (search)
+    verdict: Any = field(repr=False, default=None)  # planner.costmodel.guard.Verdict, when guarded
 
     @property
     def total(self) -> float:
+        """Rows read plus the overhead charged for partitions and files opened."""
         return self.rows + self.overhead
+
+    @property
+    def score(self) -> float:
+        """What the search ranks by: ``total`` plus the robustness term."""
+        return self.total + self.robustness
+
+    @property
+    def allowed(self) -> bool:
+        """No query regresses against the table as it is (or the layout was not guarded)."""
+        return self.verdict is None or self.verdict.ok
+
+
+class LayoutCache:
+    """What evaluating a layout computes without looking at the scans (partition labels, the
+    writer's order, the blocks, code ranges on the sample's values): shared by the models of one
+    table, so the workload's and the robustness set's model compute it once per layout."""
+
+    def __init__(self):
+        self.labels: dict[int, tuple] = {}  # id(partitions) -> (partitions, labels)
+        self.ranks: dict = {}
+        self.blocks: dict[tuple, tuple] = {}  # (id(partitions), order) -> (partitions, blocks)
+        self.ranges: dict = {}
+        self.current = None
+        self.population = None
+
+    def keyed(self, table: dict, key, owner, make):
+        got = table.get(key)
+        if got is None or got[0] is not owner:
+            if len(table) > 64:
+                table.clear()  # layouts come and go during a search: keep memory bounded
+            got = table[key] = (owner, make())
+        return got[1]
 
 
 class CostModel:
-    """Evaluates layouts for one table's analysed workload against its statistics."""
+    """Evaluates layouts for one table's analysed workload against its statistics.
+
+    ``sample`` and ``cache``: share an encoded ``SampleFrame`` and a ``LayoutCache`` with another
+    model of the same table (the robustness set's: ``CostModel.sibling``).
+    """
 
     def __init__(self, analysis: TableAnalysis, stats: TableStats, params: CostParams = CostParams(),
-                 weights: Sequence[float] | None = None, query_has_aggregation: Sequence[bool] | None = None):
+                 weights: Sequence[float] | None = None, query_has_aggregation: Sequence[bool] | None = None,
+                 sample: SampleFrame | None = None, cache: LayoutCache | None = None):
         self.analysis = analysis
         self.stats = stats
         self.params = params
         self.scans: tuple[ScanAnalysis, ...] = analysis.scans
-        self.sample = SampleFrame(stats.sample, analysis.derived)
+        self.sample = sample if sample is not None else SampleFrame(stats.sample, analysis.derived)
         self.scale = stats.rows / max(self.sample.n, 1)
         w = np.ones(len(self.scans)) if weights is None else np.asarray(weights, dtype=float)
         if params.aggregation_factor and query_has_aggregation is not None:
@@ -88,37 +150,69 @@ class CostModel:
         self.scan_width = np.array([
             sum(widths.get(c, 0.0) for c in s.columns) if s.columns else all_width for s in self.scans])
         self.kinds: Mapping[str, Kind] = analysis.kinds
-        self._ranges: dict = {}
-        self._ranks: dict = {}
+        self.cache = cache if cache is not None else LayoutCache()
         self.selectivity = Selectivity(self.sample, stats, self.kinds)
+
+    def sibling(self, analysis: TableAnalysis, weights: Sequence[float] | None = None) -> "CostModel":
+        """A model of other scans of the same table, sharing the sample and every layout's blocks."""
+        return CostModel(analysis, self.stats, self.params, weights, sample=self.sample, cache=self.cache)
 
     # ---- sizes ------------------------------------------------------------------------------
     def labels(self, layout: Layout) -> np.ndarray:
         """Partition index (position in ``layout.partitions``) of every sample row; -1 if none."""
-        labels = np.full(self.sample.n, -1, dtype=np.int64)
-        for i, p in enumerate(layout.partitions):
-            free = labels < 0
-            if not free.any():
-                break
-            labels[free & self.sample.region_mask(p.region)] = i
-        return labels
+        def make():
+            labels = np.full(self.sample.n, -1, dtype=np.int64)
+            for i, p in enumerate(layout.partitions):
+                free = labels < 0
+                if not free.any():
+                    break
+                labels[free & self.sample.region_mask(p.region)] = i
+            return labels
+        return self.cache.keyed(self.cache.labels, id(layout.partitions), layout.partitions, make)
 
     def partition_rows(self, layout: Layout, labels: np.ndarray | None = None) -> np.ndarray:
+        if is_current(layout):
+            return self.current().partition_rows
         labels = self.labels(layout) if labels is None else labels
         counts = np.bincount(labels[labels >= 0], minlength=len(layout.partitions)).astype(float)
         return counts * self.scale
 
+    def files(self, sizes: np.ndarray) -> np.ndarray:
+        """Files the writer makes per partition: ``ceil(bytes / target file size)``, at least one."""
+        return np.maximum(1, np.ceil(sizes * self.row_bytes / self.params.target_file_bytes))
+
+    def population(self):
+        from planner.costmodel.blocks import Population
+        if self.cache.population is None:
+            self.cache.population = Population(self.sample)
+        return self.cache.population
+
+    # ---- the table as it is -----------------------------------------------------------------
+    def current(self) -> CurrentTable:
+        if self.cache.current is None:
+            attrs = [a for a, k in self.kinds.items() if k.orderable and self.sample.has(a)
+                     and a not in self.sample.derived]
+            self.cache.current = current_table(self.stats, self.sample, self.kinds, attrs)
+        return self.cache.current
+
     # ---- cost -------------------------------------------------------------------------------
     def evaluate(self, layout: Layout) -> LayoutCost:
         regions = [p.conditions for p in layout.partitions]
-        labels = self.labels(layout)
-        sizes = self.partition_rows(layout, labels)
         hits = hit_matrix(self.scans, regions, self.kinds)
-        if layout.order.method == "none":
-            rows = hits.astype(float) @ sizes
+        if is_current(layout):
+            cur = self.current()
+            sizes, files, blocks = cur.partition_rows, cur.files, cur.blocks
         else:
-            rows = self._ordered_rows(layout, labels, hits)
-        files = np.maximum(1, np.ceil(sizes * self.row_bytes / self.params.target_file_bytes))
+            labels = self.labels(layout)
+            sizes = self.partition_rows(layout, labels)
+            files = self.files(sizes)
+            blocks = self._blocks(layout, labels, files)
+        if self.sample.n == 0 or self.scale == 0:
+            rows = np.zeros(len(self.scans))  # an empty table: nothing to read
+        else:
+            ranges = None if blocks.exact else self.cache.ranges  # sampled boxes index the sample's values
+            reader = BlockReader(blocks, self.analysis.derived, ranges, self.population())
+            rows = reader.reads(self.scans, hits) @ blocks.rows
         per_part_overhead = self.params.partition_overhead_rows + files * self.params.file_overhead_rows
         overhead = hits.astype(float) @ per_part_overhead
         w = self.weights
@@ -126,53 +220,40 @@ class CostModel:
             ScanCost(s.query, float(rows[i]), float(rows[i] * self.scan_width[i]), int(hits[i].sum()),
                      float(overhead[i])) for i, s in enumerate(self.scans))
         return LayoutCost(layout, float(w @ rows), float(w @ (rows * self.scan_width)), float(w @ overhead),
-                          per_scan, tuple(sizes.tolist()))
+                          per_scan, tuple(np.asarray(sizes, dtype=float).tolist()))
 
-    def _ordered_rows(self, layout: Layout, labels: np.ndarray, part_hits: np.ndarray) -> np.ndarray:
-        """Rows of the row groups each scan may need (Parquet min/max skipping, simulated).
+    def _blocks(self, layout: Layout, labels: np.ndarray, files: np.ndarray):
+        """The layout's blocks, simulated on the sample (``planner.costmodel.writer``), boxed on
+        every column Parquet can skip on (computed on first use)."""
+        from planner.costmodel.ordering import global_rank
 
-        Row-group boxes live in the sample's code space (index into the sorted distinct values),
-        so a scan's value set is turned once into code ranges and each box test is two compares.
-        Residual multi-column clauses are not used at this level (conservative).
-        """
-        from planner.costmodel.ordering import global_rank, row_groups
+        order = layout.order
+        if order.method == "none":
+            rank = None  # no order the writer keeps: a partition is one block
+        else:
+            rank = self.cache.ranks.get(order)
+            if rank is None:
+                if len(self.cache.ranks) > 64:
+                    self.cache.ranks.clear()
+                rank = self.cache.ranks[order] = global_rank(self.sample, order)
+        columns = [c for c in self.sample.table.column_names if c not in self.sample.derived]
 
-        if self.sample.n == 0 or self.scale == 0:
-            return np.zeros(len(self.scans))  # an empty table: nothing to read
-        attrs = self.attributes()
-        rank = self._ranks.get(layout.order)
-        if rank is None:
-            rank = self._ranks[layout.order] = global_rank(self.sample, layout.order)
-        rg = row_groups(self.sample, labels, layout.order, attrs, self.params.row_group_rows / self.scale, rank)
-        if len(rg.part) == 0:
-            return np.zeros(len(self.scans))
-        hits = part_hits[:, rg.part]
-        for i, scan in enumerate(self.scans):
-            if not hits[i].any():
-                continue
-            for a, vs in scan.sets.items():
-                if a not in rg.cmin or a in self.sample.derived:
-                    continue  # Parquet keeps min/max of columns, not of derived attributes
-                ok = rg.nulls[a] & vs.null
-                for lo, hi in self._code_ranges(a, vs):
-                    ok |= (rg.cmin[a] < hi) & (rg.cmax[a] >= lo)
-                hits[i] &= ok
-        return hits.astype(float) @ (rg.rows.astype(float) * self.scale)
-
-    def _code_ranges(self, attribute: str, vs) -> list[tuple[int, int]]:
-        key = (attribute, vs)
-        got = self._ranges.get(key)
-        if got is None:
-            got = self.sample.code_ranges(attribute, vs)
-            self._ranges[key] = got
-        return got
+        def make():
+            return simulated_blocks(self.sample, labels, files, rank, columns, self.params.block_rows, self.scale,
+                                    self.params.row_group_rows)
+        key = (id(layout.partitions), order, tuple(np.asarray(files).tolist()))
+        return self.cache.keyed(self.cache.blocks, key, layout.partitions, make)
 
     def attributes(self) -> list[str]:
-        """Attributes the workload constrains and the sample can evaluate."""
+        """Columns the workload constrains (alone or in a multi-column clause) that Parquet can
+        skip on: in the sample, and not derived (``a < b`` is never pushed to Parquet)."""
+        from planner.cnf.ir import Pred
+
         seen: dict[str, None] = {}
         for s in self.scans:
-            for a in s.sets:
-                if self.sample.has(a):
+            names = list(s.sets) + [a.column for c in s.groups.residual for a in c if isinstance(a, Pred)]
+            for a in names:
+                if self.sample.has(a) and a not in self.sample.derived:
                     seen.setdefault(a)
         return list(seen)
 

@@ -8,14 +8,14 @@ Two families of orderings are considered:
 * ``zorder``: the bits of 2–4 columns interleaved, each column first bucketed into at most 64
   quantile buckets of the sample (6 bits), so a range on any of the columns touches few row groups.
 
-The cost model simulates the writer: it orders each partition's sample rows the same way, cuts
-them into row groups of the target size, and takes each group's min/max per attribute as the box
-Parquet statistics would give. A scan then reads the row groups whose box may hold matches.
+The cost model simulates the writer (``planner.costmodel.writer``): it orders each partition's
+sample rows by ``global_rank``, cuts them into blocks (row groups or pages) of the target size, and
+takes each block's min/max per attribute as the box Parquet statistics would give. A scan then
+reads the blocks whose box may hold matches.
 """
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -53,59 +53,36 @@ def zorder_keys(sample: SampleFrame, order: Ordering) -> np.ndarray:
     return key
 
 
+def order_key(sample: SampleFrame, order: Ordering) -> np.ndarray | None:
+    """One sortable key per sample row, for the orderings that sort by a computed value.
+
+    The place for further such orderings (a Hilbert curve): the emitter computes the same key in
+    SQL (``planner.emit``).
+    """
+    if order.method == "zorder":
+        return zorder_keys(sample, order)
+    if order.method == "tree":
+        from planner.costmodel.tree_order import leaf_ids
+        return leaf_ids(sample, order)
+    return None
+
+
 def global_rank(sample: SampleFrame, order: Ordering) -> np.ndarray:
-    """Position of every sample row in the writer's order (ties keep sample order)."""
-    if order.method == "sort" and order.columns:
-        perm = np.lexsort([sample.sort_keys(c) for c in reversed(order.columns)])
-    elif order.method == "zorder":
-        perm = np.argsort(zorder_keys(sample, order), kind="stable")
+    """Position of every sample row in the writer's order. Rows the order leaves tied are in no
+    order the writer keeps (``SampleFrame.salt``), unless the order says how to break ties."""
+    from planner.costmodel.tree_order import tie_columns
+
+    key = order_key(sample, order)
+    if key is not None:
+        keys = [key] + [sample.sort_keys(c) for c in tie_columns(order)]
+    elif order.method == "sort" and order.columns:
+        keys = [sample.sort_keys(c) for c in order.columns]
     else:
-        perm = np.arange(sample.n)
+        keys = []
+    perm = np.lexsort([sample.salt] + keys[::-1])
     rank = np.empty(sample.n, dtype=np.int64)
     rank[perm] = np.arange(sample.n)
     return rank
-
-
-@dataclass(frozen=True)
-class RowGroups:
-    """Simulated row groups: per attribute the min/max sample code and a NULL flag per group."""
-
-    part: np.ndarray  # partition index of each group
-    rows: np.ndarray  # sample rows in each group
-    cmin: dict  # attribute -> int64[groups] (INT64_MAX when the group is all NULL)
-    cmax: dict  # attribute -> int64[groups] (-1 when the group is all NULL)
-    nulls: dict  # attribute -> bool[groups]
-
-
-def row_groups(sample: SampleFrame, labels: np.ndarray, order: Ordering, attributes: Sequence[str],
-               rows_per_group: float, rank: np.ndarray | None = None) -> RowGroups:
-    """Order each partition's sample rows as the writer will, and cut them into row groups."""
-    step = max(1, int(round(rows_per_group)))
-    rank = global_rank(sample, order) if rank is None else rank
-    # One sort: by partition, then by the writer's order inside the partition.
-    # One stable sort on a combined key (faster than lexsort on two).
-    rows = np.argsort(labels.astype(np.int64) * (int(rank.max(initial=0)) + 1) + rank, kind="stable")
-    rows = rows[labels[rows] >= 0]
-    part_sorted = labels[rows]
-    ordered = [rows] if len(rows) else []
-    if ordered:
-        starts = np.flatnonzero(np.r_[True, part_sorted[1:] != part_sorted[:-1]])
-        ends = np.r_[starts[1:], len(rows)]
-        cuts = [np.arange(s, e, step) for s, e in zip(starts, ends)]
-        part_of = [np.full(len(c), part_sorted[s], dtype=np.int64) for c, s in zip(cuts, starts)]
-    if not ordered:
-        empty = np.zeros(0, dtype=np.int64)
-        return RowGroups(empty, empty, {}, {}, {})
-    cut = np.concatenate(cuts)
-    sizes = np.diff(np.append(cut, len(rows)))
-    big = np.iinfo(np.int64).max
-    cmin, cmax, nulls = {}, {}, {}
-    for a in attributes:
-        c = sample.codes(a)[rows]
-        cmin[a] = np.minimum.reduceat(np.where(c < 0, big, c), cut)
-        cmax[a] = np.maximum.reduceat(c, cut)
-        nulls[a] = np.maximum.reduceat((c < 0).astype(np.int8), cut).astype(bool)
-    return RowGroups(np.concatenate(part_of), sizes, cmin, cmax, nulls)
 
 
 def candidate_orderings(sample: SampleFrame, filter_counts: Mapping[str, int], max_columns: int = 4,

@@ -11,6 +11,19 @@ slices), and mapped to rows with one numpy gather:
 Masks are cached per (attribute, value set); the sample keeps correlations between columns, so a
 conjunction is just ``&`` of masks. Derived attributes (``l_commitdate < l_receiptdate``) are
 computed from their two columns with pyarrow, NULL when either side is.
+
+Where the sample carries its rows' positions in the table (``POSITION_COLUMNS``: data file and
+row number, from ``hive_integration.footers``), its rows are put in the table's own order (files
+by name, rows by number) and the position columns leave the attributes. ``source_ordered`` then
+says that the sample's row order *is* the table's physical order, which prices the table as it is
+when its footers cannot be read (``planner.costmodel.current``).
+
+A new layout's writer does not keep that order: Spark's sort merges its spill runs round-robin
+where keys tie, so rows of an unordered partition (or of one sort key value) come interleaved from
+several places of the source (measured: a partition of lineitem written ``SORT BY planner_pid``
+alternates rows of ``l_orderkey`` 1… and 4,335,233…, and reads 3.8x the rows of an
+``l_orderkey`` range). So the cost model breaks ties at random (``salt``), and the planner keeps
+an order it needs by sorting on it explicitly.
 """
 from __future__ import annotations
 
@@ -25,6 +38,7 @@ import pyarrow.compute as pc
 from planner.cnf.ir import ColumnPair
 from planner.cnf.values import float_value
 from planner.cnf.valueset import ValueSet
+from planner.costmodel.statistics import POSITION_COLUMNS, POSITION_FILE, POSITION_ROW
 
 _PC_OPS = {"<": pc.less, "<=": pc.less_equal, "=": pc.equal, ">": pc.greater, ">=": pc.greater_equal,
            "<>": pc.not_equal}
@@ -50,10 +64,27 @@ def _plain(table: pa.Table) -> pa.Table:
     return pa.table(columns, schema=pa.schema(fields))
 
 
+def _by_position(table: pa.Table):
+    """(table in file order without the position columns, file names, file index and row number
+    of each row); the last three are ``None`` when the sample has no positions."""
+    if not set(POSITION_COLUMNS) <= set(table.column_names):
+        return table.drop_columns([c for c in POSITION_COLUMNS if c in table.column_names]), None, None, None
+    files = table.column(POSITION_FILE).combine_chunks().dictionary_encode()
+    names = files.dictionary.to_pylist()
+    rank = np.argsort(np.argsort(np.array(names, dtype=object)))  # dictionary index -> name order
+    file_of = rank[files.indices.to_numpy(zero_copy_only=False)].astype(np.int64)
+    row = table.column(POSITION_ROW).to_numpy().astype(np.int64)
+    order = np.lexsort((row, file_of))
+    table = table.take(pa.array(order)).drop_columns(list(POSITION_COLUMNS))
+    return table, sorted(names), file_of[order], row[order]
+
+
 class SampleFrame:
     MAX_CACHED_MASKS = 512  # a mask is one byte per sample row: bound the memory they hold
 
     def __init__(self, table: pa.Table, derived: Mapping[str, ColumnPair] | None = None):
+        table, self.files, self.file_of, self.row_in_file = _by_position(table)
+        self.source_ordered = self.files is not None
         self.table = table = _plain(table)
         self._names = frozenset(table.column_names)
         self.n = table.num_rows
@@ -61,6 +92,14 @@ class SampleFrame:
         self._codes: dict[str, np.ndarray] = {}
         self._uniques: dict[str, list] = {}
         self._masks: dict[tuple[str, ValueSet], np.ndarray] = {}
+
+    @property
+    def salt(self) -> np.ndarray:
+        """A fixed pseudo-random integer per row: the order of rows a writer leaves unordered
+        (ties of its sort key, and which of a partition's files a row goes to)."""
+        if getattr(self, "_salt", None) is None:
+            self._salt = np.random.default_rng(20240611).integers(0, 1 << 30, self.n)
+        return self._salt
 
     def has(self, attribute: str) -> bool:
         return attribute in self.derived or attribute in self._names

@@ -1,34 +1,82 @@
-"""Plan search: build every contender, give each its best order inside partitions, rank by cost.
+"""Plan search: build every contender, give each its best order inside partitions, rank them.
 
-Contenders (issue #3): no partitioning and a DBA's month ranges (baselines); CPS single-column
-plans; multi-column CPS; Amoeba's upfront tree and its workload-weighted variant; a greedy
-workload-driven tree. Each is costed without an order inside partitions and with each candidate
-ordering (ascending-cardinality sorts, z-orders); the cheapest variant represents the contender.
+Contenders: the table as it is now (``planner.costmodel.current``, always first in the ranking),
+no partitioning and a DBA's month ranges (baselines), CPS single-column plans, multi-column CPS,
+Amoeba's tree (upfront and workload-weighted: its top levels Hive partitions, the rest the order
+inside them, ``planner.costmodel.tree_order``), and a greedy workload-driven tree. Each is costed
+without an order inside partitions (rows then keep the source's order) and with the best
+candidate orderings; the cheapest variant that passes the guard represents the contender.
+
+Orderings (``ordering_families``): sorts and z-orders of the filtered columns
+(``planner.costmodel.ordering``), the same with the column the table is clustered on now kept as
+the last key or dimension (``keep_order``), and a k-d tree over the filtered columns with a
+floor for every other column. A new family (a Hilbert curve) is one more entry there.
+
+Score: ``total`` (rows read plus overhead) plus the robustness term, i.e. what the robustness set
+reads, weighted as ``robustness_weight`` of the workload's volume:
+
+    score = rows + overhead + w · full_scan(workload) · rows(robustness set) / full_scan(robustness set)
+
+With a guard, a variant with a query regressing against the current table is *not allowed*: the
+pick is the best allowed contender (the current table always is), unless regressions are allowed.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from planner.cnf.values import Kind
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, LayoutCost
-from planner.costmodel.ordering import candidate_orderings
+from planner.costmodel.ordering import candidate_orderings, zorder_bounds
 from planner.layout import Layout, Ordering
+
+ROBUSTNESS_WEIGHT = 0.1
+ROBUSTNESS_FLOOR = 0.1  # tree orderings: every column gets this share of the mean filter weight
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    ranked: tuple[LayoutCost, ...]  # best first; each contender once, with its best ordering
+    ranked: tuple[LayoutCost, ...]  # the current table first, then each contender once: allowed by score, then the rest
     variants: tuple[LayoutCost, ...]  # every (contender, ordering) evaluated
     timings: tuple[tuple[str, float], ...]
+    chosen: LayoutCost | None = None  # the pick (None: ranked[0])
 
     @property
     def best(self) -> LayoutCost:
-        return self.ranked[0]
+        return self.chosen if self.chosen is not None else self.ranked[0]
+
+    @property
+    def current(self) -> LayoutCost | None:
+        from planner.costmodel.current import is_current
+        return next((c for c in self.ranked if is_current(c.layout)), None)
+
+    def unguarded(self) -> "SearchResult":
+        """The same search with regressions allowed (every variant was costed and judged)."""
+        best: dict[str, LayoutCost] = {}
+        for cost in self.variants:
+            _keep(best, cost, True)
+        return rank(best.values(), self.variants, self.timings, allow_regressions=True)
+
+
+class Scorer:
+    """Costs a layout on the workload and, with a guard, on the robustness set."""
+
+    def __init__(self, model: CostModel, guard=None, robustness_weight: float = ROBUSTNESS_WEIGHT):
+        self.model, self.guard = model, guard
+        self.factor = 0.0
+        if guard is not None and guard.robust_full_rows() > 0:
+            self.factor = robustness_weight * model.full_scan_rows() / guard.robust_full_rows()
+
+    def __call__(self, layout: Layout) -> LayoutCost:
+        cost = self.model.evaluate(layout)
+        if self.guard is None:
+            return cost
+        verdict = self.guard.check(layout, cost)
+        return replace(cost, robustness=self.factor * verdict.robust_rows, verdict=verdict)
 
 
 def _partitionable(model: CostModel) -> list[str]:
@@ -36,6 +84,25 @@ def _partitionable(model: CostModel) -> list[str]:
     counts = model.analysis.filter_counts()
     return [a for a, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
             if model.sample.has(a) and model.kinds.get(a, Kind.OTHER).orderable]
+
+
+def table_columns(model: CostModel) -> list[str]:
+    """Every orderable column of the table in the sample (what a workload-free tree cuts on)."""
+    from planner.costmodel.robustness import table_columns as columns
+    return columns(model.analysis, model.sample)
+
+
+def tree_weights(model: CostModel, exclude: Sequence[str] = (), floor: float = ROBUSTNESS_FLOOR) -> dict[str, float]:
+    """How often the workload filters each column, plus ``floor`` × the mean for every column."""
+    from planner.costmodel.amoeba import filter_weights
+
+    cols = table_columns(model)
+    w = filter_weights(model, cols)
+    mean = sum(w.values()) / max(1, sum(1 for v in w.values() if v > 0))
+    out = {a: v + floor * (mean or 1.0) for a, v in w.items()}
+    for a in exclude:
+        out.pop(a, None)
+    return out
 
 
 def build_contenders(model: CostModel, log: Callable[[str], None] | None = None) -> tuple[list[Layout], list]:
@@ -47,7 +114,7 @@ def build_contenders(model: CostModel, log: Callable[[str], None] | None = None)
     p = model.params
     attrs = _partitionable(model)
     timings = []
-    out: list[Layout] = [baselines.full_scan(table)]
+    out: list[Layout] = [model.current().layout, baselines.full_scan(table)]
 
     def timed(name, fn):
         t = time.perf_counter()
@@ -68,45 +135,158 @@ def build_contenders(model: CostModel, log: Callable[[str], None] | None = None)
     out.extend(timed("cps multi-column", lambda: best_multi_column(model, singles)))
     common = dict(rows=model.stats.rows, row_bytes=model.row_bytes,
                   max_partition_bytes=max(p.min_partition_bytes, p.target_file_bytes),
-                  max_partitions=p.max_partitions, table=table)
+                  max_partitions=p.max_partitions, table=table, block_rows=p.block_rows)
     kinds = model.kinds
-    out.append(timed("amoeba upfront", lambda: trees.amoeba_upfront(model.sample, kinds, attrs, **common)))
-    out.append(timed("amoeba weighted", lambda: trees.amoeba_weighted(model, attrs, **common)))
+    everything = table_columns(model)
+    out.append(timed("amoeba upfront", lambda: trees.amoeba_hybrid(
+        model.sample, kinds, {a: 1.0 for a in everything}, strategy="amoeba", **common)))
+    out.append(timed("amoeba weighted", lambda: trees.amoeba_hybrid(
+        model.sample, kinds, tree_weights(model), strategy="amoeba-weighted", **common)))
     min_leaf = max(1.0, p.min_partition_bytes / max(model.row_bytes, 1.0))
     out.append(timed("greedy tree", lambda: trees.greedy_tree(model, attrs, max_partitions=p.max_partitions,
                                                                min_leaf_rows=min_leaf, table=table)))
     return [l for l in out if l is not None], timings
 
 
+# ---- orderings ---------------------------------------------------------------------------------
+def clustered_columns(model: CostModel, limit: float = 0.2) -> list[str]:
+    """Columns the table is clustered on now, tightest first (``current.clustering``)."""
+    from planner.costmodel.current import clustering
+
+    widths = clustering(model.current(), model.sample)
+    return [a for a, w in sorted(widths.items(), key=lambda kv: kv[1]) if w <= limit]
+
+
+def keep_order(model: CostModel, orders: Sequence[Ordering], key: str) -> list[Ordering]:
+    """``orders`` with the clustered column ``key`` kept: last sort key, or one more z-order
+    dimension (a z-order takes at most 10 columns of 6 bits)."""
+    out = []
+    for o in orders:
+        if key in o.columns:
+            continue
+        if o.method == "sort":
+            out.append(Ordering("sort", o.columns + (key,)))
+        elif o.method == "zorder" and len(o.columns) < 10:
+            out.append(Ordering("zorder", o.columns + (key,), o.bounds + (zorder_bounds(model.sample, key),)))
+    return out
+
+
+def tree_orderings(model: CostModel, exclude: Sequence[str] = (), keep: str | None = None,
+                   boosts: Sequence[float] = (0, 2, 8)) -> list[Ordering]:
+    """Trees weighted by the workload (every column floored), without the columns in ``exclude``
+    (already cut by the partitions). With a clustered column ``keep``: its rows ordered by it
+    inside each leaf, and it weighted ``boost`` × the most filtered column as well, so the guard
+    can find how much of the tree it needs."""
+    from planner.costmodel.tree_order import tree_ordering
+
+    p = model.params
+    weights = tree_weights(model, exclude)
+    top = max(weights.values(), default=1.0)
+    variants = [(weights, ())] if keep is None else \
+        [(weights | ({keep: b * top} if b else {}), (keep,)) for b in boosts]
+    out = []
+    for w, then in variants:
+        o = tree_ordering(model.sample, model.kinds, w, rows=model.stats.rows, block_rows=p.block_rows, then=then)
+        if o is not None:
+            out.append(o)
+    return list(dict.fromkeys(out))
+
+
+def ordering_families(model: CostModel, clustered: Sequence[str]) -> list[Ordering]:
+    """Every candidate ordering of the unpartitioned table: sorts and z-orders of the filtered
+    columns, the same keeping the clustered column, the clustered column alone (the load order,
+    made explicit), and trees."""
+    basic = candidate_orderings(model.sample, model.analysis.filter_counts())
+    key = clustered[0] if clustered else None
+    kept = keep_order(model, basic, key) + [Ordering("sort", (key,))] if key else []
+    trees = tree_orderings(model) + (tree_orderings(model, keep=key, boosts=(0, 4)) if key else [])
+    return list(dict.fromkeys(basic + kept + trees))
+
+
+# ---- the search --------------------------------------------------------------------------------
 def search(model: CostModel, log: Callable[[str], None] | None = None, orderings: bool = True,
-           orderings_per_contender: int = 3) -> SearchResult:
-    """Rank contenders. Orderings are first ranked on the unpartitioned table; each contender
-    then tries no order and the ``orderings_per_contender`` best of them (the full product is
-    what costs time, and an order that helps the whole table is what helps inside partitions)."""
+           orderings_per_contender: int = 3, guard=None, allow_regressions: bool = False,
+           robustness_weight: float = ROBUSTNESS_WEIGHT, refine: int = 2, finalists: int = 8) -> SearchResult:
+    """Rank contenders.
+
+    Orderings are first ranked on the unpartitioned table. Each contender tries its own order, no
+    order and the clustered column alone (the load order kept); the ``finalists`` best of them
+    then try the ``orderings_per_contender`` best orderings and the two best allowed ones. Then
+    the ``refine`` best partitioned contenders also try a tree conditioned on their partitions
+    (their partition columns are already cut), plain and keeping the clustered column.
+    """
+    from planner.costmodel.current import is_current
+
+    score = Scorer(model, guard, robustness_weight)
     layouts, timings = build_contenders(model, log)
     t = time.perf_counter()
-    candidates = candidate_orderings(model.sample, model.analysis.filter_counts()) if orderings else []
+    clustered = clustered_columns(model) if orderings else []
+    candidates = ordering_families(model, clustered) if orderings else []
+    timings.append(("orderings", time.perf_counter() - t))
+    t = time.perf_counter()
     variants: list[LayoutCost] = []
-    base = layouts[0]
-    scored = []
-    for order in candidates:
-        cost = model.evaluate(with_order(base, order, model.analysis.derived))
-        variants.append(cost)
-        scored.append((cost.total, order))
-    top = [o for _, o in sorted(scored, key=lambda x: x[0])[:orderings_per_contender]]
     best: dict[str, LayoutCost] = {}
-    for cost in variants:
-        _keep(best, cost)
+
+    def run(layout: Layout) -> LayoutCost:
+        cost = score(layout)
+        variants.append(cost)
+        _keep(best, cost, allow_regressions)
+        return cost
+
+    base = baselines.full_scan(model.analysis.table)
+    by_score = sorted((run(with_order(base, o, model.analysis.derived)) for o in candidates), key=lambda c: c.score)
+    top = [c.layout.order for c in by_score[:orderings_per_contender]]
+    top += [c.layout.order for c in by_score if c.allowed and c.layout.order not in top][:2]
+    load_order = [Ordering("sort", (clustered[0],))] if clustered else []
+    first: dict[str, LayoutCost] = {}
     for layout in layouts:
-        for order in [Ordering()] + top:
-            if layout is base and order.method != "none":
+        if is_current(layout):
+            run(layout)  # the table as it is: its own order, nothing to try
+            continue
+        orders = [layout.order] + ([Ordering()] if layout.order.method != "none" else [])
+        if layout.order.method == "none" and orderings:
+            orders += load_order
+        for order in dict.fromkeys(orders):
+            if layout == base and order.method != "none":
                 continue  # already costed above
-            cost = model.evaluate(with_order(layout, order, model.analysis.derived))
-            variants.append(cost)
-            _keep(best, cost)
+            _keep(first, run(with_order(layout, order, model.analysis.derived)), allow_regressions)
+    ranked_first = sorted(first.values(), key=lambda c: c.score)[:finalists]
+    for cost in ranked_first if orderings else ():
+        layout = replace(cost.layout, order=Ordering()) if cost.layout.order.method != "tree" else None
+        if layout is None or layout == base:
+            continue
+        for order in top:
+            run(with_order(layout, order, model.analysis.derived))
+    if orderings and refine:
+        partitioned = sorted((c for c in best.values() if len(c.layout.partitions) > 1 and c.layout.order.method != "tree"
+                              and not is_current(c.layout)), key=lambda c: (not c.allowed, c.score))[:refine]
+        key = clustered[0] if clustered else None
+        for cost in partitioned:
+            layout = replace(cost.layout, order=Ordering())
+            for order in tree_orderings(model, exclude=layout.attributes, keep=key, boosts=(0, 4)):
+                run(with_order(layout, order, model.analysis.derived))
     timings.append(("costing", time.perf_counter() - t))
-    ranked = tuple(sorted(best.values(), key=lambda c: c.total))
-    return SearchResult(ranked, tuple(variants), tuple(timings))
+    return rank(best.values(), variants, timings, allow_regressions)
+
+
+MIN_GAIN = 0.01  # a new layout must beat the table as it is by this share of its score
+
+
+def rank(best, variants, timings, allow_regressions: bool = False, min_gain: float = MIN_GAIN) -> SearchResult:
+    """The current table first, then allowed contenders by score, then the rest. The pick is the
+    best allowed contender, and the table as it is unless a contender beats its score by
+    ``min_gain`` (rewriting a table for less is not worth a copy)."""
+    from planner.costmodel.current import is_current
+
+    pool = list(best)
+    current = [c for c in pool if is_current(c.layout)]
+    others = sorted((c for c in pool if not is_current(c.layout)),
+                    key=lambda c: (not (c.allowed or allow_regressions), c.score))
+    eligible = [c for c in others if c.allowed or allow_regressions]
+    chosen = eligible[0] if eligible else (current or others)[0]
+    if current and (not eligible or chosen.score > current[0].score * (1 - min_gain)):
+        chosen = current[0]
+    return SearchResult(tuple(current + others), tuple(variants), tuple(timings), chosen)
 
 
 def with_order(layout: Layout, order: Ordering, derived) -> Layout:
@@ -116,12 +296,22 @@ def with_order(layout: Layout, order: Ordering, derived) -> Layout:
     ``l_commitdate < l_receiptdate``); without its definition in ``layout.derived`` the emitted
     ``SORT BY`` names a column ``l_commitdate < l_receiptdate`` that does not exist.
     """
+    from planner.costmodel.current import is_current
+
+    if is_current(layout):
+        return layout
     known = dict(layout.derived)
     extra = tuple((c, derived[c]) for c in order.columns if c in derived and c not in known)
     return replace(layout, order=order, derived=layout.derived + extra)
 
 
-def _keep(best: dict[str, LayoutCost], cost: LayoutCost) -> None:
+def _keep(best: dict[str, LayoutCost], cost: LayoutCost, allow_regressions: bool) -> None:
+    """Keep each strategy's best variant: allowed before not allowed, then by score."""
     key = cost.layout.strategy
-    if key not in best or cost.total < best[key].total:
+    rank_of = lambda c: (not (c.allowed or allow_regressions), c.score)  # noqa: E731
+    if key not in best or rank_of(cost) < rank_of(best[key]):
         best[key] = cost
+
+
+__all__ = ["SearchResult", "Scorer", "build_contenders", "clustered_columns", "keep_order", "ordering_families",
+           "rank", "search", "tree_orderings", "tree_weights", "with_order"]

@@ -2,7 +2,9 @@
 
 ``hive_integration.statistics`` gathers these from a real table (row count, bytes on disk, column
 widths, metastore column statistics, and a uniform random sample taken by Spark); tests build them
-by hand.
+by hand. ``hive_integration.footers`` adds what the table's Parquet footers say about its physical
+order: per data file and per row group, the row count and each column's min, max and NULL count
+(``data_files``), and the sample's position in the table (``POSITION_FILE``/``POSITION_ROW``).
 """
 from __future__ import annotations
 
@@ -12,6 +14,12 @@ from typing import Any, Mapping
 import pyarrow as pa
 
 from planner.cnf.values import Kind, kind_of_type
+
+# Sample columns that say where a sample row lies in the table: its data file and its row number
+# inside that file. ``SampleFrame`` orders the sample by them and removes them from its columns.
+POSITION_FILE = "_planner_file"
+POSITION_ROW = "_planner_row"
+POSITION_COLUMNS = (POSITION_FILE, POSITION_ROW)
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,36 @@ class ColumnStats:
         return kind_of_type(self.type)
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkStats:
+    """One column's Parquet statistics in one row group. ``min``/``max`` are ``None`` when the
+    footer has none (no values, or statistics not written); ``nulls`` is ``None`` when unknown."""
+
+    min: Any
+    max: Any
+    nulls: int | None
+
+
+@dataclass(frozen=True)
+class RowGroupStats:
+    rows: int
+    columns: Mapping[str, ChunkStats] = field(default_factory=dict)  # a column not named: unknown
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of the table: its Hive partition (raw text from the path, ``None`` for the
+    default partition) and its row groups in file order (``None``: its footer could not be read)."""
+
+    path: str
+    partition: tuple[tuple[str, str | None], ...]
+    row_groups: tuple[RowGroupStats, ...] | None
+
+    @property
+    def rows(self) -> int:
+        return sum(g.rows for g in self.row_groups or ())
+
+
 @dataclass(frozen=True, eq=False)
 class TableStats:
     table: str
@@ -39,6 +77,7 @@ class TableStats:
     snapshot: str = ""
     files: int = 1
     row_group_rows: int = 0  # rows per Parquet row group of the current table (0: unknown)
+    data_files: tuple[DataFile, ...] | None = field(default=None, repr=False)  # None: files not listed
 
     @property
     def schema(self) -> dict[str, str]:

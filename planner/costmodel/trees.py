@@ -79,30 +79,34 @@ class Node:
         return self.left, self.right
 
 
-def leaves(root: Node) -> Iterator[Node]:
-    """Leaves from left to right, so neighbouring partitions hold neighbouring ranges."""
+def leaves(root: Node, depth: int | None = None) -> Iterator[Node]:
+    """Leaves from left to right, so neighbouring partitions hold neighbouring ranges; with
+    ``depth``, the nodes at that depth count as leaves (the tree cut off below them)."""
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.is_leaf:
+        if node.is_leaf or (depth is not None and node.depth >= depth):
             yield node
         else:
             stack.extend((node.right, node.left))
 
 
-def cuts(root: Node) -> Iterator[Cut]:
-    """Cuts in breadth-first order (root first)."""
+def cuts(root: Node, depth: int | None = None) -> Iterator[Cut]:
+    """Cuts in breadth-first order (root first), down to ``depth`` levels."""
     level = [root]
     while level:
-        inner = [n for n in level if not n.is_leaf]
+        inner = [n for n in level if not n.is_leaf and (depth is None or n.depth < depth)]
         yield from (n.cut for n in inner)
         level = [c for n in inner for c in (n.left, n.right)]
 
 
 def tree_layout(root: Node, *, table: str, strategy: str, kinds: Mapping[str, Kind],
-                derived: Mapping[str, ColumnPair], meta: Mapping[str, Any] | None = None) -> Layout:
-    """The layout whose partitions are the tree's leaves, numbered from 1 left to right."""
-    parts = tuple(Partition(CATCH_ALL + 1 + i, tuple(leaf.region.items())) for i, leaf in enumerate(leaves(root)))
+                derived: Mapping[str, ColumnPair], meta: Mapping[str, Any] | None = None,
+                depth: int | None = None) -> Layout:
+    """The layout whose partitions are the tree's leaves (or its nodes at ``depth``), numbered
+    from 1 left to right."""
+    parts = tuple(Partition(CATCH_ALL + 1 + i, tuple(leaf.region.items()))
+                  for i, leaf in enumerate(leaves(root, depth)))
     used: dict[str, None] = {}
     for p in parts:
         for a, _ in p.region:
@@ -113,7 +117,7 @@ def tree_layout(root: Node, *, table: str, strategy: str, kinds: Mapping[str, Ki
         partitions=parts,
         kinds=tuple((a, kinds[a]) for a in used),
         derived=tuple((a, derived[a]) for a in used if a in derived),
-        meta=tuple((meta or {}).items()) + (("cuts", [str(c) for c in cuts(root)]),),
+        meta=tuple((meta or {}).items()) + (("cuts", [str(c) for c in cuts(root, depth)]),),
     )
 
 
@@ -135,7 +139,7 @@ class SortedCodes:
 
 
 _BUILDERS = {"amoeba_tree": "amoeba", "amoeba_upfront": "amoeba", "amoeba_weighted": "amoeba",
-             "greedy_tree": "greedy_tree"}
+             "amoeba_hybrid": "amoeba", "greedy_tree": "greedy_tree"}
 
 
 def __getattr__(name: str):

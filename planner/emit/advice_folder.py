@@ -215,11 +215,19 @@ RANKING_LEGEND = {
     "partitions": "partitions the layout creates (the catch-all not counted)",
     "order": "how rows are ordered inside each partition, so Parquet row groups can be skipped",
     "rows_read": "estimated rows the whole workload reads from the table under this layout, summed over its "
-                 "scans, including the overhead below",
+                 "scans (the overhead below not included)",
     "bytes_read": "estimated bytes read (only the columns each query reads), summed over the scans",
     "overhead_rows": "the cost of opening partitions and files, counted as rows read (per partition "
                      "{partition_overhead_rows:,.0f} rows, per file {file_overhead_rows:,.0f} rows: listing, planning, "
-                     "footer reads); already included in rows read",
+                     "footer reads)",
+    "robustness_rows": "what a robustness set of single-column ranges over every column reads under this layout, "
+                       "weighted into the score, so a layout that serves only the workload does not win on it alone",
+    "score": "what the ranking orders by: rows read + overhead + robustness; lower is better",
+    "current": "true for the table as it is now (priced from its Parquet footers): always a contender",
+    "pick": "true for the advised layout",
+    "regressions": "queries (of the workload and the robustness set) that would read more than 1.2x their rows "
+                   "on the table as it is",
+    "worst_ratio": "the largest of those ratios (rows under this layout / rows today)",
     "gain_vs_full_scan": "rows a full scan of the table reads (for every scan) divided by rows read: higher is "
                          "better",
     "read_over_matching": "rows read divided by the rows that match the queries' filters: 1.0 is the ideal, "

@@ -51,6 +51,9 @@ def dynamic_partition_settings(layout: Layout) -> list[exp.Set]:
     rows = dict(layout.meta).get("row_group_rows")
     if rows:
         out.append(_var_set("parquet.block.row.count.limit", str(int(rows))))
+    page = dict(layout.meta).get("page_rows")
+    if page:
+        out.append(_var_set("parquet.page.row.count.limit", str(int(page))))
     return out
 
 
@@ -109,6 +112,9 @@ def _order_keys(layout: Layout) -> list[exp.Expression]:
         return [attribute_expr(c, dict(layout.derived)) for c in order.columns]
     if order.method == "zorder":
         return [zorder_expr(layout)]
+    if order.method == "tree":
+        from planner.emit.tree_order import tree_sort_keys
+        return tree_sort_keys(layout)
     raise LayoutError(f"unknown ordering method {order.method!r}")
 
 

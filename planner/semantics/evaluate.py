@@ -139,7 +139,7 @@ def _arith_plan(c: Arith, settings: Settings) -> tuple[SparkType, SparkType, Spa
     return plan
 
 
-def _SAFE_TYPE(c: Const) -> SparkType:
+def _type_or_other(c: Const) -> SparkType:
     t = type_of(c, Settings())
     return t if isinstance(t, SparkType) else SparkType("other")
 
@@ -152,7 +152,7 @@ def static_null(c: Const) -> bool:
     if isinstance(c, (Cast, Neg)):
         return static_null(c.arg)
     if isinstance(c, Compare):
-        if any(isinstance(integral_vs_decimal_literal(op, _SAFE_TYPE(x), y), bool)
+        if any(isinstance(integral_vs_decimal_literal(op, _type_or_other(x), y), bool)
                for op, x, y in ((c.op, c.left, c.right), (_FLIP[c.op], c.right, c.left))):
             return False
         return static_null(c.left) or static_null(c.right)

@@ -1,0 +1,137 @@
+"""The table's physical order as its Parquet footers describe it, and the sample's position in it.
+
+The cost model prices "the table as it is now" from these, exactly: per data file its Hive
+partition, and per row group its row count and each column's min, max and NULL count
+(``planner.costmodel.statistics.DataFile``). Footers are read with pyarrow from the files
+themselves; no Spark job runs. They are only read where the files are local (``file:`` URIs);
+elsewhere a file's ``row_groups`` is ``None`` and the model falls back to the sample's positions.
+
+``with_positions`` adds Spark's hidden ``_metadata.file_path`` and ``_metadata.row_index`` to the
+rows the statistics sample, so the core knows in which order the sampled rows are stored (an
+unordered partition of a new layout keeps that order; see ``planner.costmodel.sample``).
+
+Partition directories are ``col=value`` segments, with Hive's escaping of special characters
+(``%2F`` for ``/``) and ``__HIVE_DEFAULT_PARTITION__`` for NULL; a URI escapes once more (a
+space is ``%20``, Hive's ``%2F`` is ``%252F``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Sequence
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from planner.costmodel.statistics import POSITION_FILE, POSITION_ROW, ChunkStats, DataFile, RowGroupStats
+
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+def local_path(uri: str) -> str | None:
+    """The local file system path of a ``file:`` URI (or a plain path); ``None`` elsewhere."""
+    u = urlparse(uri)
+    if u.scheme not in ("", "file"):
+        return None
+    return unquote(u.path)
+
+
+def partition_values(path: str, partition_columns: Sequence[str]) -> tuple[tuple[str, str | None], ...]:
+    """The ``col=value`` directories of ``path`` for the table's partition columns, in their order."""
+    wanted = {c.lower() for c in partition_columns}
+    found: dict[str, str | None] = {}
+    for segment in path.split("/")[:-1]:
+        key, eq, value = segment.partition("=")
+        if eq and key.lower() in wanted:
+            value = unquote(value)  # Hive's own escaping of special characters
+            found[key.lower()] = None if value == HIVE_DEFAULT_PARTITION else value
+    return tuple((c.lower(), found.get(c.lower())) for c in partition_columns)
+
+
+def _value(v):
+    """A footer statistic in the sample's value model: aware timestamps become local wall time."""
+    if isinstance(v, dt.datetime) and v.tzinfo is not None:
+        return v.astimezone().replace(tzinfo=None)
+    if isinstance(v, bytes):
+        return None  # binary without a string annotation: nothing the planner compares
+    return v
+
+
+def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
+    columns: dict[str, ChunkStats] = {}
+    for j in range(md.num_columns):
+        chunk = md.column(j)
+        path = chunk.path_in_schema
+        if "." in path:
+            continue  # a nested field: never a partition or sort attribute
+        st = chunk.statistics
+        if st is None:
+            continue  # no statistics written: unknown
+        nulls = st.null_count if st.has_null_count else None
+        if st.has_min_max:
+            lo, hi = _value(st.min), _value(st.max)
+            if lo is None or hi is None:
+                continue  # values the planner cannot compare: unknown
+            columns[path.lower()] = ChunkStats(lo, hi, nulls)
+        elif nulls is not None and nulls == md.num_rows:
+            columns[path.lower()] = ChunkStats(None, None, nulls)  # only NULLs
+        # else: no min/max although there are values: unknown
+    return RowGroupStats(md.num_rows, columns)
+
+
+def read_footers(uris: Sequence[str], partition_columns: Sequence[str] = ()) -> tuple[DataFile, ...]:
+    """Every file's Hive partition, row groups and statistics, in the order given. A file that is
+    not local or not a readable Parquet file has ``row_groups=None`` (then the core falls back
+    to the sample's positions)."""
+    out = []
+    for uri in uris:
+        path = local_path(uri)
+        groups = None
+        if path is not None:
+            try:
+                md = pq.ParquetFile(path).metadata
+                groups = tuple(_row_group(md.row_group(i)) for i in range(md.num_row_groups))
+            except (OSError, pa.ArrowException):
+                groups = None
+        name = path if path is not None else uri
+        out.append(DataFile(name, partition_values(unquote(urlparse(uri).path), partition_columns), groups))
+    return tuple(out)
+
+
+def partition_columns(spark: SparkSession, table: str) -> list[str]:
+    try:
+        return [c.name.lower() for c in spark.catalog.listColumns(table) if c.isPartition]
+    except PySparkException:
+        return []
+
+
+def table_footers(spark: SparkSession, table: str, uris: Sequence[str]) -> tuple[DataFile, ...]:
+    return read_footers(uris, partition_columns(spark, table))
+
+
+def with_positions(df: DataFrame) -> DataFrame:
+    """``df`` with each row's data file and row number inside it (Spark's hidden file metadata),
+    or ``df`` itself where Spark has no such metadata (a Hive SerDe table it does not convert)."""
+    try:
+        return df.select("*", F.col("_metadata.file_path").alias(POSITION_FILE),
+                         F.col("_metadata.row_index").alias(POSITION_ROW))
+    except PySparkException:
+        return df
+
+
+def normalize_positions(sample: pa.Table) -> pa.Table:
+    """The sample's file column as local paths (as ``read_footers`` names files), when present."""
+    if POSITION_FILE not in sample.column_names:
+        return sample
+    col = sample.column(POSITION_FILE).combine_chunks().dictionary_encode()
+    names = pa.array([local_path(u) or u for u in col.dictionary.to_pylist()], pa.string())
+    paths = pc.take(names, col.indices)
+    return sample.set_column(sample.column_names.index(POSITION_FILE), POSITION_FILE, paths)
+
+
+__all__ = ["local_path", "normalize_positions", "partition_columns", "partition_values", "read_footers",
+           "table_footers", "with_positions"]

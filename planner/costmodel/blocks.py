@@ -1,0 +1,402 @@
+"""Blocks: the units Parquet skips, with their min/max boxes, and which of them a scan must read.
+
+Spark reads a Parquet file by row groups, and inside a row group by the pages of the filtered
+columns (their column index; ``numOutputRows`` counts only the rows of the pages it keeps). A
+*block* is the finest such unit a layout has: a row group, or a page where the writer cuts pages
+smaller than row groups. Per attribute a block carries the codes of its min and max in a sorted
+list of reference values (``values``) and whether it may hold NULL. A scan must read a block when
+its partition may hold matches and, for every attribute it constrains, the block's box may hold a
+value of the scan's set: Parquet's own rule (``StatisticsFilter``), evaluated on codes.
+
+Two kinds of boxes:
+
+* *exact* (``Blocks.exact``): the real min and max from the footers of the current table. The
+  reference values are those very mins and maxes.
+* *sampled*: a new layout's blocks are simulated on the sample; a box spans the block's sample
+  values, which sit inside its real range. The real range reaches into the gaps next to the
+  sample box (values no sample row has), so a box also covers the open gap below its min and the
+  one above its max. Example, sample values 100 and 105 of a sorted key in neighbouring blocks:
+  ``key = 102`` falls in the gap (100, 105) and is read from one of them, not from neither.
+  Where a discrete domain leaves no value between two sample values (consecutive dates), a gap
+  is empty and nothing is added.
+
+A set's interval maps to a code range ``[start, end)`` of the reference values inside it; an
+interval with no reference value inside is the empty range at ``k`` (it lies in gap ``k``,
+between ``values[k-1]`` and ``values[k]``). Spark pushes ``IN`` lists of more than
+``IN_PUSHDOWN_LIMIT`` values as ``>= min AND <= max`` (``spark.sql.parquet.pushdown.
+inFilterThreshold``), so such point lists are read as their hull. Derived attributes
+(``a < b``) are never pushed to Parquet and never skip a block.
+
+Dictionaries. Parquet also drops a whole row group whose dictionary holds no value of the
+predicate (parquet-mr's ``DictionaryFilter``; every column chunk of a row group of a few thousand
+rows is dictionary-encoded): ``l_orderkey = 4242`` reads nothing when no order 4242 exists,
+although 4242 lies between a row group's min and max; ``l_partkey = 123`` reads the ~30 row groups
+holding part 123, not every one whose box spans it. Which values a row group holds the sample
+cannot list, so the model counts a row group with the probability that it holds one:
+
+    P(group reads) = 1 - (1 - f)^R,   f = the share of the group's rows whose value lies in the set
+
+with ``R`` the group's rows not in the sample and ``f`` estimated from the sample's distribution
+inside the group's box: ``f = rows(set ∩ box) / rows(box)`` (a value no sample row holds counts
+``1 / ndv``); a group whose own sample rows hold a value of the set is read for certain. On a
+column the group is sorted on, its box holds only its own values and ``f`` is large (a key of 4
+rows in a group of 15,000 sorted keys: ``1 - e^-4``); on a column it is not sorted on, ``f`` is
+the value's share of the table (``1 - e^-(15000 · 4/6M)`` = 1 %). For ranges of any width ``f``
+is large and this factor is 1. Rows read are then expected rows.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from planner.cnf.ir import Pred
+from planner.cnf.values import Kind
+from planner.cnf.valueset import Interval, ValueSet
+
+IN_PUSHDOWN_LIMIT = 10
+NO_VALUE = np.iinfo(np.int64).max  # cmin of a block with no value (only NULLs) for an attribute
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    part: np.ndarray  # int64 per block: its partition (index into the layout's partitions)
+    rows: np.ndarray  # float per block: table rows it holds
+    values: Mapping[str, Sequence]  # attribute -> sorted reference values the codes index
+    cmin: Mapping[str, np.ndarray]  # attribute -> code of the block's min (NO_VALUE: no value)
+    cmax: Mapping[str, np.ndarray]  # attribute -> code of the block's max (-1: no value)
+    nulls: Mapping[str, np.ndarray]  # attribute -> the block may hold NULL
+    exact: bool = False  # boxes are the real min/max (footers), not sample boxes
+    unknown: Mapping[str, np.ndarray] | None = None  # attribute -> no statistics for the block
+    group: np.ndarray | None = None  # row group of each block (pages of one group); None: a block is a group
+    sampled: np.ndarray | None = None  # sample rows in each block (sampled boxes only)
+    members: Callable[[str], tuple] | None = None  # attribute -> (codes, groups) of the sample rows, by code
+
+    def __len__(self) -> int:
+        return len(self.part)
+
+    def groups(self) -> tuple[np.ndarray, np.ndarray]:
+        """(group index of each block, first block of each group): groups are runs of blocks."""
+        g = np.arange(len(self.part)) if self.group is None else self.group
+        firsts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else np.zeros(0, dtype=np.int64)
+        return np.cumsum(np.r_[True, g[1:] != g[:-1]]) - 1 if len(g) else g, firsts
+
+
+class LazyColumns(Mapping):
+    """One part (``index``) of per-attribute tuples computed on first use and shared: blocks are
+    built for every column a model might ask about, but only the asked ones are boxed."""
+
+    def __init__(self, names, compute: Callable[[str], tuple], index: int):
+        self._names, self._compute, self._index = frozenset(names), compute, index
+
+    def __getitem__(self, attribute: str):
+        if attribute not in self._names:
+            raise KeyError(attribute)
+        return self._compute(attribute)[self._index]
+
+    def __contains__(self, attribute) -> bool:
+        return attribute in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+def lazy_boxes(names, compute: Callable[[str], tuple]) -> tuple[LazyColumns, ...]:
+    """``(values, cmin, cmax, nulls)`` mappings over ``names`` from one cached ``compute(a)``."""
+    cache: dict[str, tuple] = {}
+
+    def once(a: str) -> tuple:
+        got = cache.get(a)
+        if got is None:
+            got = cache[a] = compute(a)
+        return got
+
+    return tuple(LazyColumns(names, once, i) for i in range(4))
+
+
+def pushed_intervals(values: ValueSet) -> tuple[Interval, ...]:
+    """The intervals Parquet filters by: a list of more than ``IN_PUSHDOWN_LIMIT`` points is its hull."""
+    points = [iv for iv in values.intervals if iv.is_point]
+    if len(points) <= IN_PUSHDOWN_LIMIT:
+        return values.intervals
+    rest = [iv for iv in values.intervals if not iv.is_point]
+    hull = Interval(points[0].lo, points[-1].hi, True, True)
+    return tuple(ValueSet.of(values.kind, rest + [hull]).intervals)
+
+
+@dataclass(frozen=True)
+class CodeRange:
+    start: int  # first reference value inside the interval
+    end: int  # one past the last
+    down: bool  # the interval reaches into the gap below values[start] (gap ``start``)
+    up: bool  # the interval reaches into the gap above values[end - 1] (gap ``end``)
+
+
+def code_ranges(values: Sequence, vs: ValueSet, quantum=None) -> list[CodeRange]:
+    """Each pushed interval of ``vs`` as a code range over the sorted reference ``values``.
+
+    ``quantum``: the step of a decimal column's values (0.01 for ``decimal(15,2)``): no value lies
+    between 0.05 and 0.06, so ``[0.05, 0.06)`` does not reach into the gap above 0.05."""
+    m = len(values)
+    out = []
+    for iv in pushed_intervals(vs):
+        start = 0 if iv.lo is None else (bisect.bisect_left(values, iv.lo) if iv.lo_closed
+                                         else bisect.bisect_right(values, iv.lo))
+        end = m if iv.hi is None else (bisect.bisect_right(values, iv.hi) if iv.hi_closed
+                                       else bisect.bisect_left(values, iv.hi))
+        if start > end:  # an empty interval (cannot come from a normalised set)
+            continue
+        # Does the interval hold values strictly below values[start] (above values[end - 1])? A
+        # normalised set closes integer and date bounds, so there the bound is such a value
+        # itself; a decimal's next value is a quantum away; on a dense domain, an open bound below
+        # values[start] leaves some between.
+        if quantum is None:
+            down = iv.lo is None or (start < m and iv.lo < values[start])
+            up = iv.hi is None or (end >= 1 and iv.hi > values[end - 1])
+        else:
+            below, above = (values[start] - quantum if start < m else None), (values[end - 1] + quantum if end else None)
+            down = iv.lo is None or (below is not None and (below >= iv.lo if iv.lo_closed else below > iv.lo))
+            up = iv.hi is None or (above is not None and (above <= iv.hi if iv.hi_closed else above < iv.hi))
+        out.append(CodeRange(start, end, down, up))
+    return out
+
+
+def box_overlap(blocks: Blocks, attribute: str, ranges: Sequence[CodeRange],
+                owner: np.ndarray | None = None, owners: int = 1) -> np.ndarray:
+    """bool[owners, blocks]: the block's box (on ``attribute``) may hold a value of one of the
+    ranges of each owner (``owner[i]``: the owner of ``ranges[i]``, in ascending order; default
+    all ranges belong to one owner)."""
+    lo, hi = blocks.cmin[attribute], blocks.cmax[attribute]
+    out = np.zeros((owners, len(blocks)), dtype=bool)
+    if ranges:
+        start = np.array([r.start for r in ranges])[:, None]
+        end = np.array([r.end for r in ranges])[:, None]
+        up = np.array([r.up for r in ranges])[:, None]
+        down = np.array([r.down for r in ranges])[:, None]
+        nonempty = start < end
+        core = (lo < end) & (hi >= start)
+        if blocks.exact:
+            inside = (lo < start) & (hi >= start)  # an interval strictly inside the box's span
+            hit = np.where(nonempty, core, inside)
+        else:
+            # Sampled boxes also cover the gaps next to them: an interval reaching into the gap
+            # just below (above) a box, or lying in a gap inside or next to it.
+            edge = (up & (lo == end)) | (down & (hi + 1 == start))
+            gap = (lo <= start) & (hi + 1 >= start)
+            hit = np.where(nonempty, core | edge, gap)
+        owner = np.zeros(len(ranges), dtype=np.int64) if owner is None else np.asarray(owner)
+        firsts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        out[owner[firsts]] = np.logical_or.reduceat(hit, firsts, axis=0)
+    out &= hi >= 0
+    unknown = blocks.unknown.get(attribute) if blocks.unknown else None
+    if unknown is not None:
+        out |= unknown
+    return out
+
+
+class Population:
+    """A sample's distribution of each attribute over its sorted values (``SampleFrame``):
+    how many sample rows lie in a range of values, and the share of one value no row holds."""
+
+    def __init__(self, sample):
+        self.sample = sample
+        self._cum: dict[str, np.ndarray] = {}
+        self._point: dict[str, float] = {}
+
+    def cum(self, attribute: str) -> np.ndarray:
+        """``cum[c]``: sample rows with a code below ``c`` (NULLs not counted)."""
+        got = self._cum.get(attribute)
+        if got is None:
+            codes = self.sample.codes(attribute)
+            counts = np.bincount(codes[codes >= 0], minlength=len(self.sample.uniques(attribute)))
+            got = self._cum[attribute] = np.r_[0, np.cumsum(counts)]
+        return got
+
+    def point(self, attribute: str) -> float:
+        """The share of the table one value the sample does not hold makes: ``1 / ndv``."""
+        got = self._point.get(attribute)
+        if got is None:
+            from planner.costmodel.selectivity import gee_ndv
+            codes = self.sample.codes(attribute)
+            got = self._point[attribute] = 1.0 / max(gee_ndv(codes, self.sample.n), 1.0)
+        return got
+
+
+class BlockReader:
+    """Which blocks each scan reads: ``reads(scans, part_hits)``. Code ranges are cached per
+    (attribute, set) in ``ranges`` (share it between readers of blocks on the same values);
+    ``population`` (the sample's distributions) prices the row groups' dictionaries."""
+
+    def __init__(self, blocks: Blocks, derived=(), ranges: dict | None = None,
+                 population: Population | None = None):
+        self.blocks = blocks
+        self.derived = set(derived)
+        self._ranges: dict[tuple[str, ValueSet], list[CodeRange]] = {} if ranges is None else ranges
+        self.population = population
+        self._group = blocks.groups() if population is not None else None
+        self._group_boxes: dict[str, tuple] = {}
+        # A group's own sample rows tell for certain that it holds a value; where they are a few
+        # percent of its rows, the probability above already says so (1 - e^-(R/m)), so they are
+        # only looked up where the sample is a large part of the groups (small tables, tests).
+        self._own_counts = blocks.sampled is not None and blocks.sampled.sum() >= 0.05 * blocks.rows.sum()
+
+    def ranges(self, attribute: str, vs: ValueSet) -> list[CodeRange]:
+        key = (attribute, vs)
+        got = self._ranges.get(key)
+        if got is None:
+            got = self._ranges[key] = code_ranges(self.blocks.values[attribute], vs, self._quantum(attribute, vs))
+        return got
+
+    def _quantum(self, attribute: str, vs: ValueSet):
+        """The step of a decimal column's sampled values (its scale), for the gaps next to sampled
+        boxes; ``None`` elsewhere."""
+        if self.blocks.exact or vs.kind is not Kind.DECIMAL:
+            return None
+        key = ("quantum", attribute)
+        if key not in self._ranges:
+            values = self.blocks.values[attribute]
+            digits = min((v.as_tuple().exponent for v in values if isinstance(v, Decimal)), default=None)
+            self._ranges[key] = None if digits is None else Decimal(1).scaleb(digits)
+        return self._ranges[key]
+
+    def may_hold(self, attribute: str, vs: ValueSet) -> np.ndarray | None:
+        """bool[blocks] for one attribute's set; ``None`` when blocks say nothing about it."""
+        got = self.may_hold_all(attribute, [vs])
+        return None if got is None else got[0]
+
+    def may_hold_all(self, attribute: str, sets: Sequence[ValueSet]) -> np.ndarray | None:
+        """bool[sets, blocks]: the blocks each set's values may lie in (NULL included)."""
+        b = self.blocks
+        if attribute not in b.cmin or attribute in self.derived:
+            return None
+        ranges, owner = [], []
+        for i, vs in enumerate(sets):
+            rs = self.ranges(attribute, vs)
+            ranges += rs
+            owner += [i] * len(rs)
+        ok = box_overlap(b, attribute, ranges, np.array(owner, dtype=np.int64), len(sets))
+        wants_null = np.array([vs.null for vs in sets])
+        if wants_null.any():
+            ok[wants_null] |= b.nulls[attribute]
+        return ok
+
+    def _sample_box(self, attribute: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per row group: its box as sample codes ``[lo, hi)``, its sample rows inside, its rows."""
+        got = self._group_boxes.get(attribute)
+        if got is None:
+            b, (_, firsts) = self.blocks, self._group
+            lo = np.minimum.reduceat(b.cmin[attribute], firsts)
+            hi = np.maximum.reduceat(b.cmax[attribute], firsts)
+            rows = np.add.reduceat(b.rows, firsts)
+            has = hi >= 0
+            values, uniq = b.values[attribute], self.population.sample.uniques(attribute)
+            if values is uniq:  # sampled boxes: codes are the sample's, and reach a code further
+                lo_s, hi_s = np.where(has, np.maximum(lo - 1, 0), 0), np.where(has, np.minimum(hi + 2, len(uniq)), 0)
+            else:  # the footers' min and max placed among the sample's values
+                lo_s = np.array([bisect.bisect_left(uniq, values[c]) if h else 0 for c, h in zip(lo, has)])
+                hi_s = np.array([bisect.bisect_right(uniq, values[c]) if h else 0 for c, h in zip(hi, has)])
+            cum = self.population.cum(attribute)
+            got = self._group_boxes[attribute] = (lo_s, hi_s, cum[hi_s] - cum[lo_s], rows)
+        return got
+
+    def dictionary(self, attribute: str, sets: Sequence[ValueSet]) -> np.ndarray | None:
+        """float[sets, groups]: the probability that a row group's dictionary holds a value of
+        each set (see the module's docstring)."""
+        b = self.blocks
+        if self.population is None or attribute not in b.cmin or attribute in self.derived \
+                or not self.population.sample.has(attribute):
+            return None
+        lo, hi, inside, rows = self._sample_box(attribute)
+        unseen = rows if b.sampled is None else np.maximum(rows - np.add.reduceat(b.sampled, self._group[1]), 0)
+        cum, n = self.population.cum(attribute), max(self.population.sample.n, 1)
+        uniq = self.population.sample.uniques(attribute)
+        point = self.population.point(attribute) * n  # sample rows one unseen value stands for
+        out = np.zeros((len(sets), len(lo)))
+        for i, vs in enumerate(sets):
+            if b.exact and not all(iv.is_point for iv in vs.intervals):
+                out[i] = 1.0  # the footers' boxes are exact: only a lookup's dictionary test is left
+                continue
+            share = np.zeros(len(lo))
+            for r in code_ranges(uniq, vs):
+                if r.start < r.end:
+                    a, z = np.maximum(lo, r.start), np.minimum(hi, r.end)
+                    share += np.where(z > a, cum[np.maximum(z, a)] - cum[a], 0)
+                else:  # a value (or gap) the sample does not hold, inside the group's box
+                    share += np.where((lo <= r.start) & (hi >= r.start), point, 0.0)
+            f = np.minimum(1.0, share / np.maximum(inside, 1.0))
+            held = -np.expm1(unseen * np.log1p(-np.minimum(f, 1 - 1e-12)))
+            held = np.where(inside > 0, held, 1.0)  # no sample row in the box: no evidence, read it
+            if b.members is not None and self._own_counts and held.min() < 0.999:
+                held = np.maximum(held, self._own(attribute, code_ranges(uniq, vs), len(lo)))
+            if b.exact:  # a footer's min and max are values of the row group
+                held = np.maximum(held, self._at_edge(attribute, vs))
+            out[i] = held
+        return out
+
+    def _at_edge(self, attribute: str, vs: ValueSet) -> np.ndarray:
+        """1 for the row groups whose min or max is one of the set's points."""
+        b, (_, firsts) = self.blocks, self._group
+        values = b.values[attribute]
+        codes = [c for iv in vs.intervals for c in [bisect.bisect_left(values, iv.lo)]
+                 if c < len(values) and values[c] == iv.lo]
+        lo, hi = b.cmin[attribute][firsts], b.cmax[attribute][firsts]
+        return (np.isin(lo, codes) | np.isin(hi, codes)).astype(float)
+
+    def _own(self, attribute: str, ranges: Sequence[CodeRange], groups: int) -> np.ndarray:
+        """1 for the row groups whose own sample rows hold a value of ``ranges``."""
+        codes, group = self.blocks.members(attribute)
+        out = np.zeros(groups)
+        for r in ranges:
+            a, z = np.searchsorted(codes, [r.start, r.end])
+            out[group[a:z]] = 1.0
+        return out
+
+    def reads(self, scans: Sequence, part_hits: np.ndarray) -> np.ndarray:
+        """float[scans, blocks]: 1 where the block's partition may hold matches and its boxes may
+        too, times the chance its row group's dictionaries hold a value of every set."""
+        hits = part_hits[:, self.blocks.part] if len(self.blocks) else np.zeros((len(scans), 0), dtype=bool)
+        live = hits.any(axis=1)
+        by_attribute: dict[str, list[int]] = {}
+        for i, scan in enumerate(scans):
+            if live[i]:
+                for a in scan.sets:
+                    by_attribute.setdefault(a, []).append(i)
+        chance = np.ones(hits.shape)
+        for a, idx in by_attribute.items():
+            sets = [scans[i].sets[a] for i in idx]
+            distinct = list(dict.fromkeys(sets))  # scans often repeat a set: judge each once
+            where = [{vs: j for j, vs in enumerate(distinct)}[vs] for vs in sets]
+            ok = self.may_hold_all(a, distinct)
+            if ok is not None:
+                hits[idx] &= ok[where]
+            held = self.dictionary(a, [vs for vs in distinct]) if ok is not None else None
+            if held is not None:
+                # NULL is never in a dictionary; a set wanting NULL is judged by its null count
+                wants_null = np.array([vs.null for vs in distinct])
+                held[wants_null] = 1.0
+                chance[idx] *= held[where][:, self._group[0]]
+        for i, scan in enumerate(scans):
+            if live[i]:
+                for clause in scan.groups.residual:
+                    hits[i] &= self._clause(clause)
+        return hits * chance
+
+    def _clause(self, clause) -> np.ndarray:
+        """A multi-column OR pushed to Parquet: a block may satisfy it if it may satisfy an atom."""
+        out = np.zeros(len(self.blocks), dtype=bool)
+        for atom in clause:
+            ok = self.may_hold(atom.column, atom.true) if isinstance(atom, Pred) else None
+            if ok is None:
+                return np.ones(len(self.blocks), dtype=bool)  # an atom Parquet cannot judge
+            out |= ok
+        return out
+
+
+__all__ = ["Blocks", "BlockReader", "CodeRange", "IN_PUSHDOWN_LIMIT", "LazyColumns", "NO_VALUE", "box_overlap",
+           "code_ranges", "lazy_boxes", "pushed_intervals"]

@@ -1,0 +1,114 @@
+"""Pure checks of ``planner.semantics`` and ``planner.cnf.preimage`` at the spots where a type model
+goes wrong; tests/test_spark_semantics.py holds the same against Spark, at scale."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import sqlglot
+
+from planner.cnf.preimage import Sides, comparison, membership
+from planner.cnf.valueset import ValueSet
+from planner.semantics.coercion import comparison_type, decimal_result, wider_decimal
+from planner.semantics.constants import from_sqlglot
+from planner.semantics.evaluate import evaluate
+from planner.semantics.floats import exact_to_float32, to_float32
+from planner.semantics.settings import Raises, Settings, Typed, Unmodelled
+from planner.semantics.types import parse_type
+from planner.semantics.zones import start_of_day, to_instant, zone
+
+ON, OFF = Settings(True), Settings(False)
+T = dt.datetime
+
+
+def ev(text: str, settings: Settings = ON):
+    return evaluate(from_sqlglot(sqlglot.parse_one("SELECT " + text, read="spark").expressions[0]), settings)
+
+
+def const(text: str):
+    return from_sqlglot(sqlglot.parse_one("SELECT " + text, read="spark").expressions[0])
+
+
+def test_types_parse_as_catalogs_print_them():
+    assert str(parse_type("DECIMAL(15, 2)")) == "decimal(15,2)"
+    assert str(parse_type("integer")) == "int" and str(parse_type("char(10)")) == "char(10)"
+    assert parse_type("array<int>").name == "other" and parse_type("timestamp_ltz").name == "timestamp"
+
+
+def test_literal_types():
+    for text, want in [("1.005", "decimal(4,3)"), ("1e0", "double"), ("1Y", "tinyint"), ("1S", "smallint"),
+                       ("1L", "bigint"), ("1.0D", "double"), ("1.0F", "float"), ("1.0BD", "decimal(2,1)"),
+                       ("2147483648", "bigint"), ("-2147483648", "int"), ("9223372036854775808", "decimal(19,0)"),
+                       ("0.001", "decimal(3,3)")]:
+        out = ev(text)
+        assert isinstance(out, Typed) and str(out.type) == want, text
+
+
+def test_decimal_precision_rules_and_the_38_digit_cap():
+    d = parse_type
+    assert str(decimal_result("/", d("decimal(2,1)"), d("decimal(1,0)"))) == "decimal(7,6)"
+    assert str(decimal_result("*", d("decimal(38,18)"), d("decimal(38,18)"))) == "decimal(38,6)"
+    assert str(wider_decimal(d("decimal(38,0)"), d("decimal(20,19)"))) == "decimal(38,0)"  # SPARK-45905
+
+
+def test_ansi_changes_the_comparison_type():
+    assert str(comparison_type(parse_type("int"), parse_type("string"), True)) == "bigint"
+    assert str(comparison_type(parse_type("int"), parse_type("string"), False)) == "int"
+    assert str(comparison_type(parse_type("decimal(15,3)"), parse_type("string"), True)) == "double"
+    assert str(comparison_type(parse_type("float"), parse_type("int"), True)) == "double"
+    assert str(comparison_type(parse_type("float"), parse_type("int"), False)) == "float"
+    assert isinstance(ev("5 = '5.5'", ON), Raises) and ev("5 = '5.5'", OFF).value is True
+
+
+def test_casts_round_and_overflow_as_spark():
+    assert ev("CAST('1.005' AS DECIMAL(15,2))").value == Decimal("1.01")
+    assert ev("CAST(-2.5 AS INT)").value == -2
+    assert ev("CAST(300 AS TINYINT)", ON) == ev("300Y") and ev("300Y").reason == "None"  # 300Y: a parse error
+    assert isinstance(ev("CAST(300 + 0 AS TINYINT)", ON), Raises) and ev("CAST(300 + 0 AS TINYINT)", OFF).value == 44
+    assert ev("CAST(1e20 AS INT)", OFF).value == 2147483647  # the JVM saturates
+    assert ev("TRY_CAST('5.5' AS INT)", OFF).value is None  # TRY_CAST is the ANSI cast, NULL on error
+    assert isinstance(ev("CAST(2.9999999999999999999 AS INT)", ON), Unmodelled)  # Spark's storage decides
+    assert ev("CAST(CAST('Infinity' AS DOUBLE) AS DECIMAL(10,0))", ON).value is None
+
+
+def test_float_is_binary32_correctly_rounded():
+    assert ev("CAST(0.1 AS FLOAT)").value == 0.10000000149011612
+    assert exact_to_float32(16777217) == 16777216.0 and to_float32(1e39) == float("inf")
+    # a decimal just above a float32 tie rounds up (rounding through a double would round to even)
+    assert exact_to_float32(Decimal("16777217.000000000000001")) == 16777218.0
+
+
+def test_integer_against_a_decimal_literal_past_bigint_is_a_constant():
+    # Spark's analyzer: CAST(NULL AS INT) <= 12345678901234567890.5 is TRUE, NULL or not
+    assert ev("CAST(NULL AS INT) <= 12345678901234567890.5").value is True
+    sides = comparison(parse_type("int"), "<=", const("12345678901234567890.5"), ON)
+    assert sides == Sides(ValueSet.everything(sides.true.kind), ValueSet.nothing(sides.true.kind))
+
+
+def test_time_zone_gaps_and_overlaps_resolve_as_java_time():
+    ny = zone("America/New_York")
+    assert to_instant(T(2020, 3, 8, 2, 30), ny) == T(2020, 3, 8, 7, 30)   # gap: moved later
+    assert to_instant(T(2020, 11, 1, 1, 30), ny) == T(2020, 11, 1, 5, 30)  # overlap: earlier offset
+    assert start_of_day(dt.date(2020, 1, 1), zone("Asia/Tokyo")) == T(2019, 12, 31, 15)
+    assert ev("TIMESTAMP '2020-01-01 00:00:00'", Settings(True, "Asia/Tokyo")).value == T(2019, 12, 31, 15)
+
+
+def test_preimages_of_column_casts():
+    d153, d156 = parse_type("decimal(15,3)"), parse_type("decimal(15,6)")
+    # case 3: compared as DOUBLE, '1.00499999999999999999' is the double 1.005 rounds to
+    s = comparison(d153, "<=", const("'1.00499999999999999999'"), ON)
+    assert s.true.contains(Decimal("1.005")) and not s.true.contains(Decimal("1.006"))
+    # case 2: 1.0/3 is DECIMAL(7,6) 0.333333; 1/3 a DOUBLE, so x >= 1/3 starts at 0.333334
+    assert str(comparison(d156, ">=", const("1.0/3"), ON).true) == "[0.333333, +inf)"
+    assert str(comparison(d156, ">=", const("1/3"), ON).true) == "[0.333334, +inf)"
+    # case 4: CHAR(10) 'abc' is padded, so is the literal
+    assert str(comparison(parse_type("char(10)"), "=", const("'abc'"), ON).true) == "{'abc       '}"
+    true, _ = membership(parse_type("char(5)"), (const("'ab'"), const("'abcdef'")), ON)
+    assert str(true) == "{'ab   ', 'abcdef'}"
+    # case 5: FLOAT compared with a DECIMAL literal is compared as DOUBLE; with a FLOAT one, as FLOAT
+    f = parse_type("float")
+    assert not comparison(f, "=", const("0.1"), ON).true.contains(Decimal("0.10000000149011612"))
+    assert str(comparison(f, "=", const("0.1F"), ON).true) == "{0.10000000149011612}"
+    # a BIGINT column against a DOUBLE: the integers that round to it
+    assert str(comparison(parse_type("bigint"), "=", const("9007199254740992e0"), ON).true) == \
+        "[9007199254740992, 9007199254740993]"
