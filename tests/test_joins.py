@@ -171,7 +171,8 @@ def test_ranges_round_trip_through_properties():
     r = _ranges(YEARS)
     assert JoinRanges.from_properties(r.properties()) == r
     props = r.properties()
-    props["planner.joinranges.0"] = props["planner.joinranges.0"][:-1]
+    assert set(props["planner.joinranges.0"]) <= set("0123456789abcdef")  # no word Spark redacts ("url", …)
+    props["planner.joinranges.0"] = "*********(redacted)"
     assert JoinRanges.from_properties(props) is None  # damaged: nothing prunes
 
 
