@@ -480,6 +480,9 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                          f"{names.qualified(src)} is unchanged{left}") from e
     say(f"swapped: {names.qualified(src)} is the new layout, the old table is {names.qualified(backup)}")
     _after_swap(cat, backup, owner, report, drop_old, say)
+    from hive_integration.join_ranges import after_apply  # issue 13: ranges of joined columns per partition
+
+    after_apply(runner, layout, say)
     report.seconds = time.monotonic() - started
     return report
 

@@ -25,6 +25,7 @@ from sqlglot import exp
 from hive_integration.columns import spark_columns
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
+from planner.join_pruning import JoinRanges
 from planner.layout import Layout
 from planner.rewrite import rewrite_query, tables_read
 from planner.semantics.settings import DEFAULT_TIME_ZONE, Settings
@@ -37,6 +38,7 @@ class TableLayout:
     table: str  # db.t, lower case
     layout: Layout
     columns: dict[str, str] = field(default_factory=dict)  # column -> type, partition column excluded
+    join_ranges: JoinRanges | None = None  # per-partition ranges of joined columns (planner.join_pruning)
 
 
 class LayoutSource(Protocol):
@@ -87,12 +89,13 @@ class SparkCatalogLayouts(_Cached):
             rows = self.spark.sql("SHOW TBLPROPERTIES " + table).collect()
         except PySparkException:
             return None  # no such table: the engine reports it when the query runs
-        layout = _layout_of({r[0]: r[1] for r in rows})
+        props = {r[0]: r[1] for r in rows}
+        layout = _layout_of(props)
         if layout is None:
             return None
         pcol = layout.partition_column.lower()
         columns = {c: t for c, t in spark_columns(self.spark, table).items() if c != pcol}
-        return TableLayout(f"{db}.{name}", layout, columns)
+        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(props))
 
 
 class MetastoreLayouts(_Cached):
@@ -104,12 +107,13 @@ class MetastoreLayouts(_Cached):
     def _find(self, db: str, name: str) -> TableLayout | None:
         if not self.client.table_exists(db, name):
             return None
-        layout = _layout_of(self.client.table_parameters(db, name))
+        params = self.client.table_parameters(db, name)
+        layout = _layout_of(params)
         if layout is None:
             return None
         pcol = layout.partition_column.lower()
         columns = {c.lower(): t for c, t in self.client.columns(db, name) if c.lower() != pcol}
-        return TableLayout(f"{db}.{name}", layout, columns)
+        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(params))
 
 
 class FileLayouts(_Cached):
@@ -171,15 +175,20 @@ def sql(spark, text: str, *, dialect: str = "spark"):
     the query, the query's filter does not know the new layout's partition ids and reads them all.
     """
     current_db = spark.catalog.currentDatabase()
-    layouts, columns = layouts_for(text, SparkCatalogLayouts(spark), dialect=dialect, current_db=current_db)
+    source = SparkCatalogLayouts(spark)
+    read = tables_read(text, dialect=dialect, current_db=current_db)
+    layouts, columns = layouts_of(read, source)
     if layouts:
         # Spark replaces ${…} in the text, quoted literals included, before parsing it ('${x}' may run
         # as ''); the planner reads the text as written, so such a query is not pruned (unless the
         # session turned substitution off).
         substituted = "${" in text and str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() != "false"
         try:
+            from hive_integration.join_ranges import context_for
+
+            joins = context_for(spark, source, read, layouts, columns)
             text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
-                                    prune=not substituted, settings=session_settings(spark))
+                                    prune=not substituted, settings=session_settings(spark), joins=joins)
         except SchemaError:
             pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
     return spark.sql(text)

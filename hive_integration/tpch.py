@@ -38,18 +38,23 @@ def tpchgen_executable() -> str:
     return found
 
 
-def _existing_output(directory: Path) -> Path | None:
-    single = directory / f"{TABLE}.parquet"
+def _existing_output(directory: Path, table: str = TABLE) -> Path | None:
+    single = directory / f"{table}.parquet"
     if single.is_file():
         return single
-    parts = directory / TABLE
+    parts = directory / table
     if parts.is_dir() and any(parts.glob("*.parquet")):
         return parts
     return None
 
 
 def generate_lineitem(scale: float, out_dir: Path) -> Path:
-    """Parquet lineitem at ``scale`` under ``out_dir/sf<scale>/``; reused if present.
+    """Parquet lineitem at ``scale`` under ``out_dir/sf<scale>/``; reused if present."""
+    return generate_table(scale, out_dir, TABLE)
+
+
+def generate_table(scale: float, out_dir: Path, table: str) -> Path:
+    """Parquet TPC-H ``table`` at ``scale`` under ``out_dir/sf<scale>[-<table>]/``; reused if present.
 
     Returns the file (or the directory of part files).  Generation goes to a
     temporary sibling directory that is renamed at the end, so an interrupted run
@@ -57,15 +62,15 @@ def generate_lineitem(scale: float, out_dir: Path) -> Path:
     """
     if scale <= 0:
         raise InputError(f"TPC-H scale factor must be positive, got {scale}")
-    target = Path(out_dir).resolve() / f"sf{scale:g}"
-    cached = _existing_output(target)
+    target = Path(out_dir).resolve() / (f"sf{scale:g}" if table == TABLE else f"sf{scale:g}-{table}")
+    cached = _existing_output(target, table)
     if cached is not None:
         return cached
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     cmd = [
-        tpchgen_executable(), "parquet", "-s", f"{scale:g}", f"--tables={TABLE}",
+        tpchgen_executable(), "parquet", "-s", f"{scale:g}", f"--tables={table}",
         f"--output-dir={staging}", "--no-progress",
     ]
     result = subprocess.run(cmd, capture_output=True, text=True)
@@ -74,9 +79,9 @@ def generate_lineitem(scale: float, out_dir: Path) -> Path:
         raise PlannerError(f"{' '.join(cmd)} failed ({result.returncode}): {result.stderr.strip()}")
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
-    found = _existing_output(target)
+    found = _existing_output(target, table)
     if found is None:
-        raise PlannerError(f"tpchgen-cli wrote no {TABLE} parquet into {target}")
+        raise PlannerError(f"tpchgen-cli wrote no {table} parquet into {target}")
     return found
 
 

@@ -71,6 +71,7 @@ class ScanAnalysis:
     groups: ColumnGroups
     unused: tuple[tuple[str, str], ...]  # (predicate, reason) that cannot prune
     columns: frozenset[str] | None = None  # columns read; None = all
+    induced: tuple = ()  # planner.joins.InducedPredicate of the scan's inner equi-joins
 
     @cached_property
     def sets(self) -> dict[str, ValueSet]:
@@ -87,6 +88,13 @@ class TableAnalysis:
     notes: tuple[str, ...] = ()
     types: Mapping[str, str] = field(default_factory=dict)  # column -> Spark type the scans were read with
     settings: Settings = Settings()  # the session the scans were read under
+
+    def join_columns(self) -> tuple:
+        """The joined tables' columns the scans filter through inner equi-joins (``planner.joins.JoinColumn``),
+        most often filtered first: what apply records per partition for join pruning."""
+        from planner.joins import join_columns
+
+        return join_columns(p for s in self.scans for p in s.induced)
 
     def filter_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -114,7 +122,7 @@ def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | N
     scans = []
     for i, s in raw:
         groups, unused = _analyse_predicate(s.predicate, types, budget, derived, settings)
-        scans.append(ScanAnalysis(i, s.alias, groups, unused, s.columns))
+        scans.append(ScanAnalysis(i, s.alias, groups, unused, s.columns, getattr(s, "induced", ())))
     all_kinds = dict(kinds) | {k: Kind.BOOLEAN for k in derived}
     by_col: dict[str, list[ValueSet]] = {}
     for s in scans:

@@ -44,6 +44,8 @@ from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
 from planner.semantics.constants import python_literal, zone_dependent as const_zone_dependent
 from planner.semantics.settings import Settings
 from planner.semantics.types import SparkType, parse_type
+from planner.join_pruning import JoinRanges, join_pruning
+from planner.joins import induced_scans
 from planner.pruning import hit_matrix
 from planner.workload.scans import ScanSite, Schema, iter_scans
 
@@ -215,18 +217,37 @@ def strictly_matching(scan: ScanAnalysis, layout: Layout) -> tuple[int, ...]:
 
 
 def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, dialect: str,
-           current_db: str | None, prune: bool = True, settings: Settings | None = None) -> list[_Pruned]:
+           current_db: str | None, prune: bool = True, settings: Settings | None = None,
+           joins: "JoinContext | None" = None) -> list[_Pruned]:
     layouts = {k.lower(): v for k, v in layouts.items()}
     only = frozenset(n for k in layouts for n in (k, k.rsplit(".", 1)[-1]))  # other tables' predicates are not needed
+    induced = {}
+    if prune and joins is not None and joins.ranges:
+        induced = {id(s.site.node): s.induced for s in induced_scans(tree, schema, current_db, dialect, only)}
     out = []
     for site in list(iter_scans(tree, schema, current_db, dialect, only=only)):
         layout = _lookup(layouts, site.table)
         if layout is None:
             continue
         got = partitions_for_scan(site, layout, schema.columns(site.table), prune=prune, settings=settings)
+        read, used, unused = got.read, got.used, got.unused
+        if induced.get(id(site.node)):
+            jp = join_pruning(induced[id(site.node)], _lookup(joins.ranges, site.table), layout, joins.snapshots,
+                              settings)
+            if jp.keep is not None:
+                read = tuple(p for p in read if p in jp.keep)
+            used, unused = used + jp.used, unused + jp.unused
         total = len({p.id for p in layout.partitions} | {CATCH_ALL})
-        out.append(_Pruned(site, layout, got.read, total, got.used, got.unused, got.zone_guard, got.matching))
+        out.append(_Pruned(site, layout, read, total, used, unused, got.zone_guard, got.matching))
     return out
+
+
+@dataclass(frozen=True)
+class JoinContext:
+    """What join pruning needs: the recorded ranges per laid-out table, and every table's snapshot now."""
+
+    ranges: Mapping[str, "JoinRanges"]
+    snapshots: Mapping[str, str | None]
 
 
 def _exposes_all_columns(site: ScanSite) -> bool:
@@ -297,7 +318,8 @@ def _subquery_sql(p: _Pruned, columns: Mapping[str, str], dialect: str) -> str:
 
 def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hive", schema=None,
                   current_db: str | None = None, prune: bool | None = None,
-                  settings: Settings | None = None) -> tuple[str, list[RewriteNote]]:
+                  settings: Settings | None = None, joins: JoinContext | None = None
+                  ) -> tuple[str, list[RewriteNote]]:
     """``sql`` with every prunable scan of a laid-out table narrowed to its partitions.
 
     Only the text of each rewritten table reference changes; the rest of the query is kept byte
@@ -307,13 +329,14 @@ def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hi
     column). By default a query holding ``${`` is not pruned: Spark and Hive substitute variables
     in the text, quoted literals included, before they parse it (``'${x}'`` may run as ``''``), so
     the text the planner reads is not the query that runs. ``settings``: the session that runs
-    the query, when known (``planner.sql``); otherwise see the module's notes.
+    the query, when known (``planner.sql``); otherwise see the module's notes. ``joins``: ranges of
+    joined columns and current snapshots, to prune through inner joins (``planner.join_pruning``).
     """
     if prune is None:
         prune = "${" not in sql
     tree = _parse(sql, dialect)
     schema = _schema(schema, layouts)
-    pruned = _prune(tree, layouts, schema, dialect, current_db, prune, settings)
+    pruned = _prune(tree, layouts, schema, dialect, current_db, prune, settings, joins)
     named = {c.name.lower() for c in tree.find_all(exp.Column)}
     notes: list[RewriteNote] = []
     edits: list[tuple[int, int, str]] = []
@@ -333,7 +356,8 @@ def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hi
 
 
 def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialect: str = "hive", schema=None,
-                  current_db: str | None = None, settings: Settings | None = None) -> list[ScanExplanation]:
+                  current_db: str | None = None, settings: Settings | None = None,
+                  joins: JoinContext | None = None) -> list[ScanExplanation]:
     """Per scan of a laid-out table: the partitions it reads and the conditions that decided it.
 
     ``stats`` (table name -> ``TableStats``) only supplies column types when no schema is given.
@@ -343,7 +367,8 @@ def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialec
         tables.setdefault(name.lower(), {c.lower(): t for c, t in st.schema.items()})
     tree = _parse(sql, dialect)
     return [ScanExplanation(p.site.table, p.site.alias, p.partitions, p.total, p.used, p.unused, p.matching)
-            for p in _prune(tree, layouts, _schema(tables, layouts), dialect, current_db, settings=settings)]
+            for p in _prune(tree, layouts, _schema(tables, layouts), dialect, current_db, settings=settings,
+                            joins=joins)]
 
 
 # ---- layouts looked up by the tables a query reads ------------------------------------------------
@@ -362,5 +387,5 @@ def tables_read(sql: str, *, dialect: str = "hive", current_db: str | None = Non
     return list(out.values())
 
 
-__all__ = ["rewrite_query", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "ScanPruning",
+__all__ = ["rewrite_query", "JoinContext", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "ScanPruning",
            "partitions_for_scan", "zone_dependent", "strictly_matching"]

@@ -22,6 +22,7 @@ from planner.cli.engine import start_spark, verbose, workload_text
 from planner.cli.options import eventlog_options, metastore_options, out_dir_option, workload_options
 from planner.costmodel.cost import CostParams
 from planner.errors import InputError
+from planner.join_pruning import with_join_columns
 from planner.workload import Schema, parse_workload
 
 DEFAULT_MIN_GAIN = 1.5
@@ -158,7 +159,7 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
         return TableOutcome(table, scans, gain=gain, advice=advice,
                             reason=f"the best layout reads only {gain:.2f}x fewer rows than a full scan "
                                    f"(below --min-gain {min_gain:g})")
-    layout = _portable(replace(advice.layout, table=table))
+    layout = _portable(with_join_columns(replace(advice.layout, table=table), advice.analysis.join_columns()))
     write_advice_folder(folder, layout, columns, advice)
     return TableOutcome(table, scans, gain=gain, folder=folder, advice=advice)
 

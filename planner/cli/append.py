@@ -70,6 +70,9 @@ def append_cmd(batch, target, hiveserver2, print_sql, fmt, metastore, state_dir)
             for s in stmts:
                 runner.execute(s)
         after = into.run(count)[0][0]
+        from hive_integration.join_ranges import after_apply  # issue 13: the new rows change the join ranges
+
+        after_apply(runner, layout, console.say)
         broken = None
         if spark is not None:  # footers are read through Spark's file listing
             from hive_integration.order_check import unordered_partitions

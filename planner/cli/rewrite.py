@@ -72,6 +72,7 @@ def _estimate(layout, read) -> tuple[int | None, int | None]:
 
 def process(path: str, source, *, dialect: str, database: str | None, on_error: str = "fail",
             explain: bool = True) -> list[StatementResult]:
+    from hive_integration.join_ranges import context_for
     from hive_integration.layouts import layouts_of
 
     text = read_text(path)
@@ -97,14 +98,17 @@ def process(path: str, source, *, dialect: str, database: str | None, on_error: 
         head, query = stmt.sql[:start], stmt.sql[start:]
         try:
             # the tables are listed from the tree already parsed: no second parse just for them
-            layouts, columns = layouts_of(base_tables(parsed.tree, current_db), source)
+            read = base_tables(parsed.tree, current_db)
+            layouts, columns = layouts_of(read, source)
             if not layouts:
                 continue
+            joins = context_for(getattr(source, "spark", None), source, read, layouts, columns)
             rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,
-                                                    current_db=current_db)
+                                                    current_db=current_db, joins=joins)
             result.rewritten = head + rewritten
             if explain:
-                result.scans = explain_query(query, layouts, dialect=dialect, schema=columns, current_db=current_db)
+                result.scans = explain_query(query, layouts, dialect=dialect, schema=columns, current_db=current_db,
+                                             joins=joins)
         except InputError as e:
             if on_error != "skip":
                 raise type(e)(e.reason, where) from None

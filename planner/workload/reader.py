@@ -15,7 +15,7 @@ the file reads counts as a query of its own.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -38,6 +38,7 @@ class Scan:
     alias: str
     predicate: Expr
     columns: frozenset[str] | None = None  # None: every column (SELECT *)
+    induced: tuple = ()  # planner.joins.InducedPredicate: filters of joined tables, through inner equi-joins
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,7 @@ class _Reader:
                 tree = push_into_derived(tree, self.schema, self.current_db, copy=False)
             scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns)
                           for s in iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
+            scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only)
         except SchemaError as e:
             self.fail(SchemaError(e.reason, where))
             return
@@ -216,3 +218,21 @@ class _Reader:
             raise WorkloadError(f"the workload {what}", Location(self.path))
         return Workload(self.path, self.dialect, tuple(queries), tuple(sorted(self.skipped.items())),
                         tuple(self.errors), tuple(followed))
+
+
+def with_induced(scans: tuple[Scan, ...], tree: exp.Expression, schema: Schema, current_db: str | None,
+                 dialect: str, only) -> tuple[Scan, ...]:
+    """``scans`` with the predicates their inner equi-joins induce (``planner.joins``), when the query
+    reads more than one table (the scans come in the same order as ``iter_scans`` visits them)."""
+    if not scans or sum(1 for _ in tree.find_all(exp.Table)) < 2:
+        return scans
+    from planner.joins import induced_scans
+
+    try:
+        found = induced_scans(tree, schema, current_db, dialect, only)
+    except SchemaError:
+        return scans  # another table's column did not resolve: that table's filters are not ours to judge
+    if len(found) != len(scans):
+        return scans
+    return tuple(replace(s, induced=f.induced) if f.induced else s for s, f in zip(scans, found))
+

@@ -1,0 +1,289 @@
+"""Per-partition ranges of joined columns: computed with one Spark join, kept in table properties.
+
+    SELECT t.planner_pid,
+           min(j1.o_orderdate), max(j1.o_orderdate),
+           max(CASE WHEN j1.o_orderkey IS NOT NULL AND j1.o_orderdate IS NULL THEN 1 ELSE 0 END), …
+    FROM tpch.lineitem t
+    LEFT JOIN tpch.orders j1 ON t.l_orderkey = j1.o_orderkey
+    LEFT JOIN tpch.customer j2 ON j1.o_custkey = j2.c_custkey …
+    GROUP BY t.planner_pid
+
+Every join path of the recorded join columns (``planner.joins.JoinColumn``) becomes a chain of LEFT
+JOINs, prefixes shared. A path is recorded only if every hop joins a *unique* key (orders by
+``o_orderkey``), so the join keeps one row per laid-out row and costs about a scan of each table;
+a fanning-out path (lineitem to the customers of the supplier's nation) is left out and said so.
+The NULL flag counts only rows that found a partner (the key column of the joined side is then not
+NULL): a row that joins nothing never reaches an inner join's answer. Columns with few distinct
+values (at most ``SMALL_SET`` in the whole joined table) keep their exact value set per partition.
+
+The ranges hold only while the data they came from does: the snapshot of every table involved (its
+files, sizes and modification times, and its planner layout checksum) is recorded with them, and
+``join_context`` compares it with the snapshot at query time (``planner.join_pruning``).
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Iterable, Mapping, Sequence
+
+from sqlglot import exp
+
+from planner.cnf.values import Kind
+from planner.cnf.valueset import ValueSet
+from planner.join_pruning import (SMALL_SET, JoinRange, JoinRanges, join_columns_of, stale_property_keys,
+                                  tables_of)
+from planner.joins import JoinColumn
+from planner.layout import Layout
+from planner.semantics.types import parse_type
+
+_KINDS = (Kind.INTEGER, Kind.DECIMAL, Kind.STRING, Kind.DATE, Kind.BOOLEAN)  # FLOAT/TIMESTAMP: not recorded
+
+
+def _table(name: str) -> exp.Table:
+    parts = name.split(".")
+    return exp.Table(this=exp.to_identifier(parts[-1], quoted=True),
+                     db=exp.to_identifier(parts[-2], quoted=True) if len(parts) > 1 else None)
+
+
+def _col(alias: str, name: str) -> exp.Column:
+    return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(alias))
+
+
+def _run(spark, q: exp.Expression) -> list:
+    return spark.sql(q.sql(dialect="spark")).collect()
+
+
+# ---- snapshots -------------------------------------------------------------------------------------
+def table_snapshot(spark, table: str) -> str | None:
+    """A digest of ``table``'s data files (path, size, modification time) and its planner layout
+    checksum; None when the table cannot be read."""
+    from pyspark.errors import PySparkException
+
+    try:
+        files = sorted(spark.table(_table(table).sql(dialect="spark")).inputFiles())
+        props = {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + _table(table).sql(dialect="spark")).collect()}
+    except PySparkException:
+        return None
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    h = hashlib.sha256()
+    for f in files:
+        path = jvm.org.apache.hadoop.fs.Path(f)
+        st = path.getFileSystem(conf).getFileStatus(path)
+        h.update(f"{f}\0{st.getLen()}\0{st.getModificationTime()}\n".encode())
+    h.update(str(props.get("planner.layout.sha256", "")).encode())
+    return h.hexdigest()[:32]
+
+
+def snapshots(spark, tables: Iterable[str]) -> dict[str, str | None]:
+    return {t: table_snapshot(spark, t) for t in dict.fromkeys(tables)}
+
+
+# ---- computing the ranges ---------------------------------------------------------------------------
+def _unique(spark, table: str, key: str, memo: dict) -> bool:
+    if (table, key) not in memo:
+        k = exp.column(exp.to_identifier(key, quoted=True))
+        q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(_table(table))
+        total, distinct = _run(spark, q)[0]
+        memo[(table, key)] = total == distinct
+    return memo[(table, key)]
+
+
+def _types(spark, table: str, memo: dict) -> dict[str, str]:
+    if table not in memo:
+        from hive_integration.columns import table_columns
+
+        memo[table] = table_columns(lambda s: [tuple(r) for r in spark.sql(s).collect()], _table(table))
+    return memo[table]
+
+
+def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callable[[str], None] = lambda m: None
+                   ) -> list[tuple[JoinColumn, str]]:
+    """The join columns that can be recorded, with their types (unique keys on every hop, an ordered kind)."""
+    unique: dict = {}
+    types: dict = {}
+    out = []
+    for c in columns:
+        try:
+            hops_ok = all(_unique(spark, h.table, h.key, unique) for h in c.path.hops)
+            t = _types(spark, c.path.table, types).get(c.column)
+        except Exception as e:  # a table that is gone or unreadable: nothing to record for it
+            say(f"join column {c.describe()} not recorded: {str(e).splitlines()[0][:200]}")
+            continue
+        if not hops_ok:
+            say(f"join column {c.describe()} not recorded: a hop does not join a unique key (the join would fan out)")
+        elif t is None:
+            say(f"join column {c.describe()} not recorded: {c.path.table} has no column {c.column}")
+        elif parse_type(t).kind not in _KINDS:
+            say(f"join column {c.describe()} not recorded: type {t} is not recorded (float and timestamp ranges are not)")
+        else:
+            out.append((c, t))
+    return out
+
+
+def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[JoinColumn, str]],
+                 small: Mapping[JoinColumn, bool]) -> exp.Select:
+    """The one join that computes every column's per-partition aggregates (see the module's notes)."""
+    aliases: dict[tuple, str] = {(): "t"}
+    q = exp.select(_col("t", partition_column).as_("pid"))
+    joins = []
+    for i, (c, _) in enumerate(columns):
+        for n in range(1, len(c.path.hops) + 1):
+            prefix = c.path.hops[:n]
+            if prefix in aliases:
+                continue
+            hop, before = prefix[-1], aliases[prefix[:-1]]
+            alias = aliases[prefix] = f"j{len(aliases)}"
+            on = exp.EQ(this=_col(before, hop.column), expression=_col(alias, hop.key))
+            joins.append((exp.alias_(_table(hop.table), alias, table=True), on))
+        end = aliases[c.path.hops]
+        value, key = _col(end, c.column), _col(end, c.path.hops[-1].key)
+        null_seen = exp.Case(ifs=[exp.If(this=exp.and_(exp.Not(this=exp.Is(this=key, expression=exp.Null())),
+                                                             exp.Is(this=value.copy(), expression=exp.Null())),
+                                         true=exp.Literal.number(1))], default=exp.Literal.number(0))
+        aggs = [exp.Min(this=value.copy()).as_(f"c{i}_min"), exp.Max(this=value.copy()).as_(f"c{i}_max"),
+                exp.Max(this=null_seen).as_(f"c{i}_null")]
+        if small.get(c):
+            aggs.append(exp.Anonymous(this="collect_set", expressions=[value.copy()]).as_(f"c{i}_set"))
+        q = q.select(*aggs, copy=False)
+    q = q.from_(exp.alias_(_table(table), "t", table=True), copy=False)
+    for t, on in joins:
+        q = q.join(t, on=on, join_type="left", copy=False)
+    return q.group_by(_col("t", partition_column), copy=False)
+
+
+def _small(spark, c: JoinColumn) -> bool:
+    v = exp.column(exp.to_identifier(c.column, quoted=True))
+    q = exp.select(exp.Count(this=exp.Distinct(expressions=[v]))).from_(_table(c.path.table))
+    return int(_run(spark, q)[0][0]) <= SMALL_SET
+
+
+def _value_set(kind: Kind, lo, hi, null_seen, values) -> ValueSet:
+    if lo is None:
+        vs = ValueSet.nothing(kind)
+    elif values is not None and len(values) <= SMALL_SET:
+        vs = ValueSet.points(kind, [v for v in values if v is not None])
+    else:
+        vs = ValueSet.range(kind, lo, hi)
+    return vs.union(ValueSet.only_null(kind)) if null_seen else vs
+
+
+def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
+                        say: Callable[[str], None] = lambda m: None) -> JoinRanges | None:
+    """The ranges of ``columns`` over ``layout.table``'s partitions as they are now (None: nothing to record)."""
+    usable = usable_columns(spark, layout.table, columns, say)
+    if not usable:
+        return None
+    tables = [layout.table] + [h.table for c, _ in usable for h in c.path.hops]
+    before = snapshots(spark, tables)
+    small = {c: parse_type(t).kind in (Kind.STRING, Kind.BOOLEAN, Kind.INTEGER) and _small(spark, c) for c, t in usable}
+    rows = _run(spark, ranges_query(layout.table, layout.partition_column, usable, small))
+    out = []
+    for i, (c, t) in enumerate(usable):
+        kind = parse_type(t).kind
+        per = []
+        for r in rows:
+            d = r.asDict()
+            per.append((int(d["pid"]), _value_set(kind, d[f"c{i}_min"], d[f"c{i}_max"], d[f"c{i}_null"],
+                                                 d.get(f"c{i}_set"))))
+        out.append(JoinRange(c, t, tuple(sorted(per, key=lambda x: x[0]))))
+    after = snapshots(spark, tables)
+    if before != after:
+        say("join ranges not recorded: a table changed while they were computed")
+        return None
+    return JoinRanges(layout.table, layout.generation, tuple(sorted(after.items())), tuple(out))
+
+
+# ---- storing, refreshing, reading --------------------------------------------------------------------
+def _properties(spark, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + _table(table).sql(dialect="spark")).collect()}
+
+
+def store(spark, table: str, ranges: JoinRanges | None) -> None:
+    """Replace the table's stored ranges by ``ranges`` (None: just drop the old ones)."""
+    t = _table(table).sql(dialect="spark")
+    old = stale_property_keys(_properties(spark, table))
+    if old:
+        keys = ", ".join(exp.Literal.string(k).sql("spark") for k in old)
+        spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ({keys})")
+    if ranges is not None:
+        pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
+                 for k, v in ranges.properties().items()]
+        spark.sql(exp.Alter(this=_table(table), kind="TABLE",
+                            actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
+
+
+def load(spark, table: str) -> JoinRanges | None:
+    return JoinRanges.from_properties(_properties(spark, table))
+
+
+def refresh(spark, layout: Layout, say: Callable[[str], None] = lambda m: None) -> JoinRanges | None:
+    """Compute and store the ranges of the join columns advise recorded in ``layout`` (or that the table
+    already has ranges for): after apply, re-apply and append."""
+    from planner.emit.ddl import layout_from_properties
+
+    props = _properties(spark, layout.table)
+    if "planner.layout.parts" in props:
+        layout = layout_from_properties(props)  # the generation the table holds now
+    columns = join_columns_of(layout)
+    old = JoinRanges.from_properties(props)
+    if old is not None:
+        columns += [r.column for r in old.columns if r.column not in columns]
+    if not columns:
+        return None
+    ranges = compute_join_ranges(spark, layout, columns, say)
+    store(spark, layout.table, ranges)
+    if ranges is not None:
+        say(f"join ranges recorded for {len(ranges.columns)} joined column(s) of {layout.table}")
+    return ranges
+
+
+def after_apply(runner, layout: Layout, say: Callable[[str], None]) -> None:
+    """Record the ranges once ``layout`` is in place (apply, re-apply, append). A failure here leaves
+    the table without ranges (it then prunes by its own predicates only); it never fails the apply."""
+    spark = getattr(runner, "spark", None)
+    if spark is None:
+        if join_columns_of(layout):
+            say("join ranges not recorded: they are computed with Spark (run `planner apply` without --hiveserver2)")
+        return
+    try:
+        refresh(spark, layout, say)
+    except Exception as e:  # the data is already in place; pruning through joins is an extra
+        say(f"join ranges not recorded: {str(e).splitlines()[0][:300]}")
+        try:
+            store(spark, layout.table, None)
+        except Exception:
+            pass
+
+
+def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str]):
+    """``planner.rewrite.JoinContext`` for a query reading ``read``: the ranges of its laid-out tables
+    and the snapshots (now) of the tables those ranges depend on and the query reads. Without a Spark
+    session (a thrift metastore, layout files) the snapshots are unknown and nothing prunes through
+    joins; ``explain`` says so."""
+    from planner.rewrite import JoinContext
+
+    ranges = {k: v for k, v in tables.items() if v is not None}
+    if not ranges:
+        return None
+    read = set(read)
+    need = {t for r in ranges.values() for c in r.columns for t in tables_of(c.column, r.table) if t in read}
+    return JoinContext(ranges, snapshots(spark, sorted(need)) if spark is not None else {t: None for t in need})
+
+
+def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Mapping, columns: dict):
+    """The join context of a query reading ``read`` (``(qualified, db, table)``) whose laid-out tables
+    ``layouts`` came from ``source``; adds the joined tables' columns to ``columns`` (with Spark), so
+    their unqualified names resolve."""
+    joins = join_context(spark, {q: getattr(source.lookup(db, name), "join_ranges", None)
+                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read])
+    if joins is not None and spark is not None:
+        from hive_integration.columns import spark_columns
+
+        for q, db, name in read:
+            if q in joins.snapshots and q not in columns:
+                columns[q] = spark_columns(spark, _table(f"{db}.{name}"))
+    return joins
+
+
+__all__ = ["compute_join_ranges", "refresh", "store", "load", "join_context", "snapshots", "table_snapshot",
+           "after_apply", "ranges_query", "context_for"]
