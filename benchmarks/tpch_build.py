@@ -131,7 +131,7 @@ def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, 
     """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``, timed."""
     runner = SparkRunner(spark)
     seconds = None
-    if not (reuse and _exists(spark, target)):
+    if not (reuse and _exists(spark, target) and _complete(spark, target, source)):
         _drop(runner, target)
         ctas = exp.Create(
             this=table_expr(target, "spark"), kind="TABLE",
@@ -146,6 +146,12 @@ def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, 
         seconds = time.perf_counter() - t
     files, groups, size = footprint(spark, target)
     return Built(target, seconds, files, groups, size, 0, "CTAS", tuple(stages) if seconds else ())
+
+
+def _complete(spark: SparkSession, table: str, source: str) -> bool:
+    """Whether ``table`` holds as many rows as ``source`` (a run killed between the CREATE and the
+    INSERT leaves an empty table behind, which must not be reused)."""
+    return spark.table(table).count() == spark.table(source).count()
 
 
 def _stored_layout(spark: SparkSession, table: str) -> Layout | None:
@@ -171,7 +177,7 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     seconds = None
     plan = write_plan(layout, table_bytes=runner.table_bytes(source))  # as `planner apply` sizes it
     stages: list[Stage] = []
-    if not (reuse and _stored_layout(spark, target) == layout):
+    if not (reuse and _stored_layout(spark, target) == layout and _complete(spark, target, source)):
         _drop(runner, target)
         create = create_table_sql(layout, columns, target, dialect="spark")
         fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)

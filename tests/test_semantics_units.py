@@ -2,6 +2,7 @@
 goes wrong; tests/test_spark_semantics.py holds the same against Spark, at scale."""
 from __future__ import annotations
 
+import math
 import datetime as dt
 from decimal import Decimal
 
@@ -112,3 +113,21 @@ def test_preimages_of_column_casts():
     # a BIGINT column against a DOUBLE: the integers that round to it
     assert str(comparison(parse_type("bigint"), "=", const("9007199254740992e0"), ON).true) == \
         "[9007199254740992, 9007199254740993]"
+
+
+def test_found_by_the_long_differential_run():
+    """SEMANTICS_EXPRESSIONS=10000 found two: '-0' as FLOAT is -0.0 (Float.parseFloat), and Spark
+    negates a decimal through Scala's 34-digit MathContext (-(-99…9) with 38 digits overflows)."""
+    from decimal import Decimal
+
+    from planner.semantics.arithmetic import negate
+    from planner.semantics.casts import cast
+    from planner.semantics.settings import Settings, Typed, Unmodelled
+    from planner.semantics.types import SparkType
+
+    on = Settings(True, "UTC")
+    got = cast(Typed("-0", SparkType("string")), SparkType("float"), on)
+    assert got.value == 0.0 and math.copysign(1.0, got.value) == -1.0
+    wide = Typed(Decimal("9" * 38), SparkType("decimal", 38, 0))
+    assert isinstance(negate(wide, on), Unmodelled)
+    assert negate(Typed(Decimal("9" * 34), SparkType("decimal", 38, 0)), on).value == Decimal("-" + "9" * 34)

@@ -16,7 +16,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, localcontext
 
 from planner.semantics.casts import round_decimal
 from planner.semantics.floats import float32_div, float32_op, to_float32
-from planner.semantics.settings import Outcome, Raises, Settings, Typed, failure, null
+from planner.semantics.settings import Outcome, Raises, Settings, Typed, Unmodelled, failure, null
 from planner.semantics.types import SparkType
 
 
@@ -95,6 +95,10 @@ def negate(a: Typed, settings: Settings) -> Outcome:
     if t.is_integral:
         return _integral(-a.value, t, settings.ansi)
     if t.is_decimal:
+        if len(a.value.as_tuple().digits) > 34:
+            # Spark negates through Scala's BigDecimal, whose MathContext (DECIMAL128) keeps 34
+            # digits: -(-99…9 (38 nines)) rounds to 1E+38 and overflows. Not modelled: opaque.
+            return Unmodelled(f"negating a decimal of more than 34 digits ({t})")
         return Typed(round_decimal(a.value.copy_negate(), t.precision, t.scale), t)  # exact, no context
     return Typed(-a.value, t)
 

@@ -241,6 +241,8 @@ def _from_string(s: str, to: SparkType, settings: Settings, ansi: bool) -> Outco
             return bad()
         if isinstance(d, str):
             return Typed(float(d), to)
+        if d == 0:  # Float.parseFloat / Double.parseDouble keep the sign of a zero: '-0' is -0.0
+            return Typed(math.copysign(0.0, -1.0 if d.is_signed() else 1.0), to)
         return Typed(float(d) if to.name == "double" else exact_to_float32(d), to)
     if to.name == "boolean":
         b = P.read_boolean(s)
