@@ -245,7 +245,7 @@ def checksum_values(row: Sequence) -> tuple:
 
 
 @contextmanager
-def _settings_restored(runner: Runner, statements: Sequence[str]) -> Iterator[None]:
+def write_settings_restored(runner: Runner, statements: Sequence[str]) -> Iterator[None]:
     """The emitted ``SET k = v`` statements last as long as the write (where the runner can)."""
     keys = [s.split("=", 1)[0].split(None, 1)[1].strip() for s in statements if s.upper().startswith("SET ")]
     restore = getattr(runner, "settings_restored", None)
@@ -437,7 +437,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             fault("before_insert")
             say(f"writing: {plan.describe()}")
             observe = getattr(runner, "execute_observed", None)
-            with _settings_restored(runner, fill):
+            with write_settings_restored(runner, fill):
                 for i, s in enumerate(fill, 1):
                     t0 = time.monotonic()
                     if observe is not None and s.lstrip().upper().startswith("INSERT"):

@@ -40,7 +40,7 @@ from sqlglot import exp
 
 import figures
 import planner
-from hive_integration.apply import SparkRunner, apply_layout
+from hive_integration.apply import SparkRunner, apply_layout, write_settings_restored
 from hive_integration.statistics import gather_stats
 from planner.advice import advise
 from planner.analysis import analyze_table
@@ -419,8 +419,10 @@ def _check_table(spark, data, rows, source: str, laid_out: str) -> None:
         before, after = report.backup, source
     else:  # the emitted SQL, as a DBA would run it
         spark.sql(create_table_sql(layout, COLUMNS, laid_out, dialect="spark"))
-        for stmt in apply_statements(layout, COLUMNS, source, laid_out, dialect="spark", rename=False):
-            spark.sql(stmt)
+        fill = apply_statements(layout, COLUMNS, source, laid_out, dialect="spark", rename=False)
+        with write_settings_restored(SparkRunner(spark), fill):  # the SETs last as long as the write
+            for stmt in fill:
+                spark.sql(stmt)
         before, after = source, laid_out
     check_partitions(spark, layout, before, after)
     gen.focus = [c for c in layout.attributes if c in COLUMNS]  # queries lean on the layout's columns
@@ -501,8 +503,10 @@ def test_known_disagreements_through_spark(spark, equivalence_db):
     for j, layout in enumerate(layouts, 1):
         tables.append(f"{source}_{j}")
         spark.sql(create_table_sql(layout, KNOWN, tables[j], dialect="spark"))
-        for stmt in apply_statements(layout, KNOWN, source, tables[j], dialect="spark", rename=False):
-            spark.sql(stmt)
+        fill = apply_statements(layout, KNOWN, source, tables[j], dialect="spark", rename=False)
+        with write_settings_restored(SparkRunner(spark), fill):  # the SETs last as long as the write
+            for stmt in fill:
+                spark.sql(stmt)
         check_partitions(spark, layout, source, tables[j], KNOWN)
     got: dict[int, Counter] = {}  # query q on table j is branch 1000 * j + q: one Spark job per batch
     for batch in batches:
@@ -662,8 +666,10 @@ def _typed_table(spark, db: str, rnd, n: int) -> tuple[int, int]:
                                                            settings=advice.layout.settings)), table=source)
                            for c in advice.result.ranked if len(c.layout.partitions) > 1), layout)
         spark.sql(create_table_sql(layout, TYPED, laid, dialect="spark"))
-        for stmt in apply_statements(layout, TYPED, source, laid, dialect="spark", rename=False):
-            spark.sql(stmt)
+        fill = apply_statements(layout, TYPED, source, laid, dialect="spark", rename=False)
+        with write_settings_restored(SparkRunner(spark), fill):  # the SETs last as long as the write
+            for stmt in fill:
+                spark.sql(stmt)
         _check_typed_partitions(spark, layout, source, laid)
         spark.conf.set("spark.sql.session.timeZone", query_zone)
         gen.focus = [c for c in layout.attributes if c in TYPED] or gen.focus

@@ -244,9 +244,13 @@ def test_apply_and_rewrite_on_spark(spark, fresh_db):
      .write.format("hive").option("fileFormat", "parquet").saveAsTable(src))
 
     spark.sql(create_table_sql(lay, COLS, f"{db}.t_new", dialect="spark"))
-    for stmt in apply_statements(lay, COLS, f"{db}.t", f"{db}.t_new", dialect="spark", backup=f"{db}.t_before",
-                                 files={1: 2}):
-        spark.sql(stmt)
+    from hive_integration.apply import SparkRunner, write_settings_restored
+
+    fill = apply_statements(lay, COLS, f"{db}.t", f"{db}.t_new", dialect="spark", backup=f"{db}.t_before",
+                            files={1: 2})
+    with write_settings_restored(SparkRunner(spark), fill):  # the SETs last as long as the write
+        for stmt in fill:
+            spark.sql(stmt)
 
     want: dict[int, int] = {}
     for r in data:
