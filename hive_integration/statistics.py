@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from hive_integration.footers import normalize_positions, table_footers, with_positions
+from hive_integration.footers import normalize_positions, partition_columns, read_footers, with_positions
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.errors import InputError, PlannerError
 
@@ -180,12 +180,12 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
     schema = table_schema(spark, table)
     files = _files(spark, table)
     t = step("listing", started)
-    key = hashlib.sha256(json.dumps([table, files, sample_rows, seed, "positions"]).encode()).hexdigest()[:20]
-    data_files = table_footers(spark, table, [f for f, _, _ in files])  # row groups of each file: no Spark job
-    t = step("footers", t)
+    key = hashlib.sha256(json.dumps([table, files, sample_rows, seed, "positions", "partition-columns"]).encode()).hexdigest()[:20]
+    uris = [f for f, _, _ in files]
     if cache_dir is not None:
         cached = _load(cache_dir, key)
-        if cached is not None:
+        if cached is not None:  # the partition columns are kept with it: no Spark call at all
+            data_files = read_footers(uris, _load_partition_columns(cache_dir, key))
             step("cache", t)
             timings["total"], timings["cached"] = time.perf_counter() - started, True
             if progress:
@@ -194,6 +194,9 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
             return replace(cached, data_files=data_files)
     if progress:
         progress(f"scanning {table}: {len(files)} files")
+    parts = partition_columns(spark, table)
+    data_files = read_footers(uris, parts)  # row groups of each file, for the table as it is
+    t = step("footers", t)
     footers = _footers(files)
     try:
         sample, rows = _sample(spark, table, footers[0] if footers else None, sample_rows, seed)
@@ -211,7 +214,7 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
     stats = TableStats(table, rows, sum(s for _, s, _ in files), columns, sample, snapshot=key, files=len(files),
                        data_files=data_files)
     if cache_dir is not None:
-        _save(cache_dir, key, stats)
+        _save(cache_dir, key, stats, parts)
     timings["total"], timings["cached"] = time.perf_counter() - started, False
     if progress:
         how = "row count from the Parquet footers" if footers else "row count observed in the sample's pass"
@@ -220,10 +223,15 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
     return stats
 
 
-def _save(cache_dir: Path, key: str, stats: TableStats) -> None:
+def _load_partition_columns(cache_dir: Path, key: str) -> list[str]:
+    return json.loads((cache_dir / f"{key}.json").read_text()).get("partition_columns", [])
+
+
+def _save(cache_dir: Path, key: str, stats: TableStats, partition_columns: list[str]) -> None:
     cache_dir.mkdir(parents=True, exist_ok=True)
     pq.write_table(stats.sample, cache_dir / f"{key}.parquet")
     meta = {"table": stats.table, "rows": stats.rows, "bytes": stats.bytes, "files": stats.files,
+            "partition_columns": partition_columns,
             "columns": [[c.name, c.type, c.width, c.ndv, c.nulls, c.min, c.max] for c in stats.columns]}
     tmp = cache_dir / f"{key}.json.tmp"
     tmp.write_text(json.dumps(meta))
