@@ -63,9 +63,12 @@ def _value(v):
 
 def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
     columns: dict[str, ChunkStats] = {}
+    sizes: dict[str, int] = {}
     for j in range(md.num_columns):
         chunk = md.column(j)
         path = chunk.path_in_schema
+        top = path.split(".")[0].lower()
+        sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
         if "." in path:
             continue  # a nested field: never a partition or sort attribute
         st = chunk.statistics
@@ -80,7 +83,7 @@ def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
         elif nulls is not None and nulls == md.num_rows:
             columns[path.lower()] = ChunkStats(None, None, nulls)  # only NULLs
         # else: no min/max although there are values: unknown
-    return RowGroupStats(md.num_rows, columns)
+    return RowGroupStats(md.num_rows, columns, sizes)
 
 
 def read_footers(uris: Sequence[str], partition_columns: Sequence[str] = ()) -> tuple[DataFile, ...]:

@@ -72,10 +72,12 @@ def unordered_partitions(spark, table: str, layout: Layout) -> list[int]:
         p = _pid(f, pcol)
         if p is not None and p != CATCH_ALL:
             by_pid[p].append(f)
-    grown = set()
-    for p, fs in by_pid.items():
-        writes = {write_of(f.path) for f in fs}
-        grown |= {p} if (len(writes) > 1 if None not in writes else len(fs) > want.get(p, 1)) else set()
+
+    def appended(p: int) -> bool:  # files of more than one write (unnamed files: more than were written)
+        writes = {write_of(f.path) for f in by_pid[p]}
+        return len(by_pid[p]) > want.get(p, 1) if None in writes else len(writes) > 1
+
+    grown = {p for p in by_pid if appended(p)}
     if order.method != "sort":
         return sorted(grown)
     first = order.columns[0]

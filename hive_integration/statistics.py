@@ -27,7 +27,6 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -65,27 +64,17 @@ def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
         raise InputError(f"table {table} not found in the metastore ({str(e).splitlines()[0]})") from None
 
 
-def _footers(files: list[tuple[str, int, int]]) -> tuple[int, dict[str, int]] | None:
-    """(rows, compressed bytes per top-level column) from the Parquet footers, or None when a file
-    is not local or not Parquet."""
-    sizes: dict[str, int] = {}
-    rows = 0
-    try:
-        for f, _, _ in files:
-            u = urlparse(f)
-            if u.scheme not in ("", "file"):
-                raise OSError("not local")
-            md = pq.ParquetFile(u.path).metadata
-            rows += md.num_rows
-            for g in range(md.num_row_groups):
-                rg = md.row_group(g)
-                for c in range(rg.num_columns):
-                    col = rg.column(c)
-                    name = col.path_in_schema.split(".")[0].lower()
-                    sizes[name] = sizes.get(name, 0) + col.total_compressed_size
-    except (OSError, pa.ArrowException):
+def _footers(data_files) -> tuple[int, dict[str, int]] | None:
+    """(rows, compressed bytes per top-level column) from the footers ``read_footers`` read, or
+    None when a file is not local or not Parquet."""
+    if any(f.row_groups is None for f in data_files):
         return None
-    return rows, sizes
+    sizes: dict[str, int] = {}
+    for f in data_files:
+        for g in f.row_groups:
+            for name, size in g.sizes.items():
+                sizes[name] = sizes.get(name, 0) + size
+    return sum(f.rows for f in data_files), sizes
 
 
 def _widths(footers: tuple[int, dict[str, int]] | None, schema: dict[str, str], spark: SparkSession,
@@ -197,7 +186,7 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
     parts = partition_columns(spark, table)
     data_files = read_footers(uris, parts)  # row groups of each file, for the table as it is
     t = step("footers", t)
-    footers = _footers(files)
+    footers = _footers(data_files)  # the same footers: each file is opened once
     try:
         sample, rows = _sample(spark, table, footers[0] if footers else None, sample_rows, seed)
     except PySparkException as e:

@@ -51,6 +51,8 @@ class ChunkStats:
 class RowGroupStats:
     rows: int
     columns: Mapping[str, ChunkStats] = field(default_factory=dict)  # a column not named: unknown
+    # compressed bytes per top-level column (nested fields summed into theirs): the column widths
+    sizes: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
