@@ -358,7 +358,12 @@ def _check_ids(cat: Catalog, layout: Layout) -> None:
 
 
 def _is_ours(props: Mapping[str, str], layout: Layout) -> bool:
-    return "planner.layout.parts" in props and props.get("planner.source", "").lower() == layout.table.lower()
+    if "planner.layout.parts" not in props:
+        return False
+    try:  # not ``planner.source``: Spark may redact it (a table named ``url_log``)
+        return layout_from_properties(props).table.lower() == layout.table.lower()
+    except LayoutError:
+        return False
 
 
 def _same_layout(props: Mapping[str, str], layout: Layout) -> bool:

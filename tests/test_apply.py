@@ -212,3 +212,25 @@ def test_cli_applies_an_advice_folder(spark, source, tmp_path):
     report = json.loads(result.output)
     assert report["rows"] == ROWS and report["dropped_old"]
     assert rows(spark, source) == before
+
+
+def test_a_layout_naming_redacted_words_reads_back(spark, fresh_db):
+    """Spark's SHOW TBLPROPERTIES redacts values matching ``(?i)…|url|secret|…``: a table named
+    ``url_log`` with a column ``page_url`` holding 'secret' is laid out, found and pruned by."""
+    import planner
+    from hive_integration.layouts import SparkCatalogLayouts
+
+    t = f"{fresh_db}.url_log"
+    spark.sql(f"CREATE TABLE {t} (page_url STRING, n INT) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {t} SELECT CASE WHEN id < 50 THEN 'secret/token' ELSE 'public' END, CAST(id AS INT) "
+              "FROM range(100)")
+    parts = (Partition(1, (("page_url", ValueSet.points(Kind.STRING, ["secret/token"])),)),
+             Partition(2, (("page_url", ValueSet.points(Kind.STRING, ["secret/token"]).complement()),)))
+    layout = Layout(t, "cps:page_url", parts, kinds=(("page_url", Kind.STRING),))
+    apply_layout(SparkRunner(spark), layout)
+    assert "*********(redacted)" in props(spark, t).values()  # Spark does redact (planner.source, .strategy)
+    found = SparkCatalogLayouts(spark).lookup(*t.split("."))
+    assert found is not None and found.layout.partitions == layout.partitions
+    query = f"SELECT n FROM {t} WHERE page_url = 'secret/token'"
+    assert sorted(r.n for r in planner.sql(spark, query).collect()) == list(range(50))
+    assert len(planner.sql(spark, query).inputFiles()) < len(spark.sql(f"SELECT * FROM {t}").inputFiles())

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import random
+import string
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -21,6 +23,7 @@ from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
 from planner.emit import (append_statements, apply_statements, create_table_sql, layout_from_properties,
                           layout_properties, partition_case, region_contains, region_predicate)
+from planner.emit.ddl import layout_json_text
 from planner.emit.advice_folder import write_advice_folder
 from planner.costmodel.curves import spread
 from planner.emit.write_plan import WritePlan, write_plan
@@ -351,7 +354,7 @@ def test_region_predicate_with_alias_and_derived():
 def test_layout_properties_chunk_and_reassemble():
     layout = small_layout()
     big = Layout(layout.table, layout.strategy, layout.partitions, layout.order, layout.kinds, layout.derived,
-                 meta=(("statistics_snapshot", "é" * 9000),))
+                 meta=(("statistics_snapshot", "é" + "".join(random.Random(0).choices(string.ascii_letters, k=9000))),))
     props = layout_properties(big)
     assert int(props["planner.layout.parts"]) >= 3
     assert all(len(v.encode("utf-8")) <= 4000 for v in props.values())
@@ -366,6 +369,26 @@ def test_layout_properties_chunk_and_reassemble():
         layout_from_properties(broken)
     with pytest.raises(LayoutError):
         layout_from_properties({})
+
+
+def test_layout_properties_survive_sparks_redaction():
+    """Spark's SHOW TBLPROPERTIES replaces a value matching its redaction regex; a layout naming a
+    column ``page_url`` or a value 'secret' must still read back (checked on Spark in test_apply)."""
+    import re
+    redaction = re.compile(r"(?i)secret|password|token|access[.]?key|url|credential")
+    layout = replace(small_layout(), strategy="cps:page_url", meta=(("note", "secret token url"),))
+    props = layout_properties(layout)
+    layout_props = {k: v for k, v in props.items() if k.startswith("planner.layout")}
+    assert not [k for k, v in layout_props.items() if redaction.search(v)]
+    assert layout_from_properties(props) == layout
+    shown = {k: ("*********(redacted)" if redaction.search(v) else v) for k, v in props.items()}
+    assert layout_from_properties(shown) == layout  # planner.strategy was redacted: nothing reads it
+    legacy = {"planner.layout.parts": "1", "planner.layout.0": layout_json_text(layout)}
+    assert layout_from_properties(legacy) == layout  # layouts stored as plain JSON chunks still read
+    with pytest.raises(LayoutError, match="redacted"):
+        layout_from_properties({**legacy, "planner.layout.0": "*********(redacted)"})
+    with pytest.raises(LayoutError, match="unknown encoding"):
+        layout_from_properties({**props, "planner.layout.encoding": "zstd-b64"})
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

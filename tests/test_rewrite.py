@@ -29,6 +29,13 @@ SCHEMA = {"db.t": COLS, "db.o": {"oid": "bigint", "oname": "string"}}
 WEIRD = ["it's", "back\\slash", "new\nline", "ü;--/=%"]
 
 
+def _incompressible(n: int) -> str:
+    """``n`` letters zlib cannot shrink much (the layout is stored compressed)."""
+    import random
+    import string
+    return "".join(random.Random(n).choices(string.ascii_letters, k=n))
+
+
 def vs_range(kind, lo, hi, null=False):
     return ValueSet.of(kind, [Interval(lo, hi, lo is not None, False)], null)
 
@@ -46,7 +53,7 @@ def layout() -> Layout:
     return Layout("db.t", "test", parts,
                   Ordering("zorder", ("d", "amt"), ((D(1993, 1, 1), D(1996, 1, 1)), (Decimal("10"), Decimal("50.5")))),
                   (("d", Kind.DATE), (PAIR, Kind.BOOLEAN), ("s", Kind.STRING)),
-                  ((PAIR, ColumnPair("a", "<", "b")),), meta=(("statistics_snapshot", "x" * 5000),))
+                  ((PAIR, ColumnPair("a", "<", "b")),), meta=(("statistics_snapshot", _incompressible(5000)),))
 
 
 LAYOUTS = {"db.t": layout()}
@@ -274,7 +281,7 @@ def test_apply_and_rewrite_on_spark(spark, fresh_db):
         if "amt > 50" not in q:
             assert any(n.rewritten for n in notes), q
     props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.t").collect()}
-    assert int(props["planner.layout.parts"]) >= 2  # the 5000-char meta forced several chunks
+    assert int(props["planner.layout.parts"]) >= 2  # the 5000-char random meta forced several chunks
 
 
 # ---- layout identity: stale SQL reads more, never a wrong subset --------------------------------

@@ -2,8 +2,8 @@
 
 Amoeba's case is the ad-hoc query: a range on any one column. So the set holds, for every
 orderable column of the table, ranges at a few selectivities and positions, cut at the sample's
-quantiles: with ``SELECTIVITIES = (0.01, 0.1)`` and ``STARTS = (0.1, 0.45, 0.8)`` a column gets
-``[q10, q11)``, ``[q45, q46)``, ``[q80, q81)``, ``[q10, q20)``, ``[q45, q55)`` and ``[q80, q90)``.
+quantiles: with ``SELECTIVITIES = (0.05, 0.1)`` and ``STARTS = (0.1, 0.45, 0.8)`` a column gets
+``[q10, q15)``, ``[q45, q50)``, ``[q80, q85)``, ``[q10, q20)``, ``[q45, q55)`` and ``[q80, q90)``.
 A column with few values gets what its quantiles allow (a single value when ``q10 == q11``).
 
 The set serves twice: the guard compares every layout with the table as it is on it

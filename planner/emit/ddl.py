@@ -2,11 +2,18 @@
 
 The layout travels with the table, so any session can rewrite queries against it
 (``planner.rewrite.sql``) without the advice folder. Metastore parameter values are short:
-Derby's ``TABLE_PARAMS.PARAM_VALUE`` is ``VARCHAR(4000)`` (other backends differ), so the JSON is
-printed as ASCII (``ensure_ascii``: characters are bytes) and cut into chunks well under that:
+Derby's ``TABLE_PARAMS.PARAM_VALUE`` is ``VARCHAR(4000)`` (other backends differ), so the layout is
+stored as zlib-compressed JSON in hex and cut into chunks well under that:
 
-    'planner.layout.parts'='3', 'planner.layout.0'='{"version": 1, …', 'planner.layout.1'='…', …
-    'planner.layout.sha256'='<hash of the whole JSON>'   (detects a missing or mangled chunk)
+    'planner.layout.encoding'='zlib-hex', 'planner.layout.parts'='2',
+    'planner.layout.0'='78da…', 'planner.layout.1'='…',
+    'planner.layout.sha256'='<hash of the whole hex text>'   (detects a missing or mangled chunk)
+
+Hex, not JSON text: Spark's ``SHOW TBLPROPERTIES`` (and so HiveServer2) replaces a whole value by
+``*********(redacted)`` when it matches its redaction regex (``(?i)secret|password|token|url|
+credential|access.?key``), and a layout names columns (``page_url``) and string values. Hex digits
+spell none of those words. Layouts stored as plain JSON chunks (no ``encoding`` property) are still
+read.
 
 sqlglot expresses the whole statement (``exp.Create`` with ``exp.Schema``,
 ``PartitionedByProperty``, ``FileFormatProperty`` and plain ``Property`` pairs). The one
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from typing import Mapping
 
 from sqlglot import exp
@@ -26,6 +34,8 @@ from planner.layout import LAYOUT_VERSION, PARTITION_COLUMN_TYPE, Layout
 
 CHUNK_CHARS = 3000  # < 4000, Derby's PARAM_VALUE limit, with room for escaping by a client
 PREFIX = "planner.layout"
+ENCODING = "zlib-hex"
+REDACTED = "*********(redacted)"  # what Spark shows for a property value its redaction regex matches
 FILE_FORMATS = ("PARQUET", "ORC")
 
 
@@ -55,12 +65,15 @@ def layout_json_text(layout: Layout) -> str:
 
 
 def layout_properties(layout: Layout, chunk_chars: int = CHUNK_CHARS) -> dict[str, str]:
-    text = layout_json_text(layout)
+    """The table properties that hold ``layout`` (``planner.source`` and ``planner.strategy`` are for
+    people: Spark may redact them, so nothing reads them back)."""
+    text = zlib.compress(layout_json_text(layout).encode("ascii"), 9).hex()
     chunks = [text[i:i + chunk_chars] for i in range(0, len(text), chunk_chars)] or [""]
     props = {
         "planner.version": str(LAYOUT_VERSION),
         "planner.source": layout.table,
         "planner.strategy": layout.strategy,
+        f"{PREFIX}.encoding": ENCODING,
         f"{PREFIX}.parts": str(len(chunks)),
         f"{PREFIX}.sha256": hashlib.sha256(text.encode("ascii")).hexdigest(),
     }
@@ -80,10 +93,22 @@ def layout_from_properties(props: Mapping[str, str]) -> Layout:
     missing = [i for i in range(n) if f"{PREFIX}.{i}" not in props]
     if missing:
         raise LayoutError(f"the stored layout is missing chunk(s) {missing} of {n}")
+    redacted = sorted(k for k, v in props.items() if k.startswith("planner.layout") and v == REDACTED)
+    if redacted:
+        raise LayoutError(f"Spark redacted the stored layout's properties {redacted} (its redaction regex matched "
+                          "them); apply the layout again with this planner version, which stores it in hex")
     text = "".join(props[f"{PREFIX}.{i}"] for i in range(n))
     want = props.get(f"{PREFIX}.sha256")
     if want is not None and hashlib.sha256(text.encode("utf-8")).hexdigest() != want:
         raise LayoutError("the stored layout does not match its checksum (a chunk was changed or truncated)")
+    encoding = props.get(f"{PREFIX}.encoding")
+    if encoding == ENCODING:
+        try:
+            text = zlib.decompress(bytes.fromhex(text)).decode("ascii")
+        except (ValueError, zlib.error) as e:
+            raise LayoutError(f"the stored layout cannot be decoded: {e}") from None
+    elif encoding is not None:
+        raise LayoutError(f"the stored layout has an unknown encoding {encoding!r}; a newer planner wrote it")
     return Layout.loads(text)
 
 
