@@ -24,7 +24,7 @@ from planner.costmodel.cost import CostModel, CostParams, LayoutCost
 from planner.costmodel.current import is_current
 from planner.costmodel.guard import Guard
 from planner.costmodel.robustness import range_queries, robustness_analysis, table_columns
-from planner.costmodel.search import SearchResult, search
+from planner.costmodel.search import SearchResult, clustered_columns, search
 from planner.costmodel.statistics import TableStats
 from planner.layout import Layout, with_generation
 from planner.pruning import hit_matrix
@@ -42,6 +42,7 @@ class Advice:
     matching_rows: float
     params: CostParams = CostParams()
     guard: Guard | None = None
+    clustered: tuple[str, ...] = ()  # columns the table is clustered on now (write_plan keeps their runs)
 
     @property
     def keeps_current(self) -> bool:
@@ -63,7 +64,7 @@ class Advice:
             "table_rows": self.stats.rows,
             "estimated_rows_read": round(self.result.best.rows),
             "estimated_full_scan_rows": round(self.full_scan_rows),
-        } | write_hints(cost, self.stats, self.params)
+        } | write_hints(cost, self.stats, self.params) | {"source_clustered": list(self.clustered)}
         return replace(best, meta=tuple(meta.items()))
 
 
@@ -71,7 +72,7 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
            log: Callable[[str], None] | None = None) -> Advice:
     aggregates = _aggregating_scans(workload, analysis) if params.aggregation_factor else None
     model = CostModel(analysis, stats, params, query_has_aggregation=aggregates)
-    guard = None
+    guard, clustered = None, ()
     if stats.rows == 0:
         # An empty table has no rows to place: every layout reads nothing, and the sample gives
         # no boundaries to cut at. Keep it unpartitioned rather than guess from no data.
@@ -84,6 +85,7 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
         result = search(model, log, guard=guard, allow_regressions=params.allow_regressions,
                         robustness_weight=params.robustness_weight)
         source = model.current().source
+        clustered = tuple(clustered_columns(model))
         if source != "footers":
             analysis = replace(analysis, notes=analysis.notes + (
                 f"the table as it is was priced from {source} (its Parquet footers could not be read): "
@@ -91,7 +93,7 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
     full_rows = model.full_scan_rows()
     full_bytes = float(model.weights @ (np.full(len(model.scans), stats.rows) * model.scan_width))
     return Advice(workload, analysis, stats, result, full_rows, full_bytes, float(model.matching_rows().sum()),
-                  params, guard)
+                  params, guard, clustered)
 
 
 def make_guard(model: CostModel, workload: Workload) -> Guard:

@@ -248,6 +248,13 @@ def test_write_plan_moves_rows_only_when_the_layout_needs_it():
     # the shuffled files the write hints ask for raise the budget
     assert not write_plan(_plain(parts=12, files_per_partition={str(i): 9 for i in range(1, 13)}),
                           table_bytes=10 * sf1).shuffle
+    # an ordered layout: one sorted run per split and partition would overlap, unless the order
+    # leads with the column the source is clustered on (each split's run is then a range of it)
+    assert write_plan(_plain(Ordering("sort", ("v",)), parts=12), table_bytes=sf1).shuffle
+    assert write_plan(_plain(Ordering("hilbert", ("v", "k")), parts=12), table_bytes=sf1).shuffle
+    assert not write_plan(_plain(Ordering("sort", ("k", "v")), parts=12, source_clustered=["k"]),
+                          table_bytes=sf1).shuffle
+    assert not write_plan(_plain(Ordering("sort", ("v",)), parts=12), table_bytes=100_000_000).shuffle  # 1 split
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

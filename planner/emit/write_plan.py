@@ -14,7 +14,12 @@ A layout is written in one pass over the source. What that pass must do depends 
   partition gets about ``ceil(bytes / target file size)`` files.
 
 "Few" is a file budget: writing where the rows are read may multiply the files the shuffle would
-write by at most ``LOCAL_FILE_FACTOR`` (or stay under ``LOCAL_MIN_FILES``). SF 1 lineitem, 220 MB
+write by at most ``LOCAL_FILE_FACTOR`` (or stay under ``LOCAL_MIN_FILES``). An *ordered* layout also
+needs its sorted runs: the cost model prices each partition as ``files`` runs of its order, and a
+write without a shuffle leaves one run per split in every partition, which overlap unless the order
+leads with the column the source is clustered on (hint ``source_clustered``: the runs are then
+disjoint ranges of it, as good as one). So an ordered layout is written without a shuffle only when
+the splits are no more than the files the model expects, or the order is aligned with the source. SF 1 lineitem, 220 MB
 in 2 splits, 12 partitions: 24 files against 12, so no shuffle; SF 10, 18 splits: 216 files
 against about 24, so a shuffle. A shuffle costs about half a copy of the table (the rows are
 serialized, compressed, written and read back), which is why it is worth avoiding.
@@ -64,6 +69,12 @@ def static_partition(layout: Layout) -> int | None:
     return parts[0].id if whole else None
 
 
+def _aligned(layout: Layout) -> bool:
+    """A sort whose first key the source is clustered on: each split's run is a range of its own."""
+    clustered = dict(layout.meta).get("source_clustered") or []
+    return layout.order.method == "sort" and bool(layout.order.columns) and layout.order.columns[0] in clustered
+
+
 def _partitions_written(layout: Layout) -> list[int]:
     """Partition ids expected to hold rows: those with estimated rows, else all but the catch-all."""
     rows = dict(layout.meta).get("partition_rows") or {}
@@ -89,6 +100,10 @@ def write_plan(layout: Layout, *, table_bytes: int | None = None, split_bytes: i
         local = len(ids) <= UNKNOWN_SIZE_LOCAL_PARTITIONS
         return WritePlan(not local, None, files, f"{len(ids)} partitions, table size unknown")
     splits = max(1, math.ceil(int(size) / split_bytes))
+    runs = [i for i in ids if files.get(i, 1) < splits]
+    if layout.order.method != "none" and runs and not _aligned(layout):
+        return WritePlan(True, None, files, f"ordered: without a shuffle {len(runs)} of {len(ids)} partitions would hold "
+                                            f"{splits} overlapping sorted runs, the cost model prices fewer")
     local_files = splits * len(ids)
     shuffled_files = sum(max(1, files.get(i, 1)) for i in ids)
     local = local_files <= max(LOCAL_FILE_FACTOR * shuffled_files, LOCAL_MIN_FILES)
