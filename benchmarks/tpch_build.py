@@ -16,6 +16,7 @@ z-value micro-benchmark.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import time
 from contextlib import contextmanager
@@ -165,6 +166,13 @@ def _stored_layout(spark: SparkSession, table: str) -> Layout | None:
         return None
 
 
+def _same(stored: Layout | None, layout: Layout) -> bool:
+    """The same layout with the same write hints (``Layout`` equality leaves ``meta`` out, and the
+    hints decide how the rows were written)."""
+    text = lambda l: json.dumps(l.to_json(), sort_keys=True, default=str)  # noqa: E731
+    return stored is not None and text(stored) == text(layout)
+
+
 def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str], source: str, target: str,
                  block_bytes: int, *, reuse: bool = False) -> Built:
     """Create ``target`` with ``layout`` and fill it from ``source`` with the planner's own SQL, timed.
@@ -177,7 +185,7 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     seconds = None
     plan = write_plan(layout, table_bytes=runner.table_bytes(source))  # as `planner apply` sizes it
     stages: list[Stage] = []
-    if not (reuse and _stored_layout(spark, target) == layout and _complete(spark, target, source)):
+    if not (reuse and _same(_stored_layout(spark, target), layout) and _complete(spark, target, source)):
         _drop(runner, target)
         create = create_table_sql(layout, columns, target, dialect="spark")
         fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)

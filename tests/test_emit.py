@@ -269,6 +269,10 @@ def test_statement_shapes(dialect):
     assert ("/*+ REBALANCE(`planner_pid`) */" in shuffled) == (dialect == "spark")
     assert ("DISTRIBUTE BY `planner_pid`" in shuffled) == (dialect == "hive")
     assert "SORT BY" not in shuffled
+    # ordered and shuffled: by partition on both (REBALANCE would split a partition into one
+    # overlapping sorted run per map task)
+    ordered_shuffled = text(_plain(Ordering("sort", ("k",))), plan=WritePlan(True))
+    assert "DISTRIBUTE BY `planner_pid`" in ordered_shuffled and "REBALANCE" not in ordered_shuffled
     # a sort, few partitions: Spark sorts where it reads; Hive distributes to sort in reducers
     ordered = text(_plain(Ordering("sort", ("k",))))
     assert "SORT BY `planner_pid`, `k`" in ordered and ("DISTRIBUTE BY" in ordered) == (dialect == "hive")

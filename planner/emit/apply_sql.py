@@ -12,7 +12,8 @@ disjoint, and ``ELSE 0`` (the catch-all, always read by the rewriter) takes anyt
 One pass over the source, and no work the layout does not need (``planner.emit.write_plan``):
 a layout with one partition is a static ``PARTITION (planner_pid = 1)`` insert; few partitions are
 written where the rows are read (no shuffle); many are shuffled by partition (Spark's
-``REBALANCE`` hint, Hive's ``DISTRIBUTE BY``). An unordered layout has no ``SORT BY``.
+``REBALANCE`` hint, Hive's ``DISTRIBUTE BY``; an ordered layout ``DISTRIBUTE BY`` on Spark too, so
+each file is one sorted run). An unordered layout has no ``SORT BY``.
 
 ``SORT BY`` starts with the partition column on purpose: Spark's dynamic-partition writer needs
 its input sorted by the partition column and adds its own sort when the plan's order does not
@@ -171,11 +172,14 @@ def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.
     part = [] if static is not None else [exp.alias_(partition_case(layout), _ident(pcol))]
     select, keys, helpers = _ordered_rows(layout, cols, part, table_expr(source, dialect))
     first = [] if static is not None else [_ref(pcol)]
-    if static is None and plan.shuffle and dialect == "spark":
-        # AQE splits a skewed partition into target-size pieces and merges small ones.
+    if static is None and plan.shuffle and dialect == "spark" and not keys:
+        # AQE splits a skewed partition into target-size pieces and merges small ones. Not for an
+        # ordered layout: its pieces are the map tasks' outputs, one overlapping sorted run each,
+        # exactly what the shuffle is there to avoid; the salt below sizes its files instead.
         select.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REBALANCE", expressions=[_ref(pcol)])]))
     elif static is None and (plan.shuffle or (keys and dialect != "spark")):
         # Hive sorts in reducers only: an ordered layout is distributed by partition even when few.
+        # Spark, ordered and shuffled: by partition (and salt), one sorted run per file.
         dist = [_ref(pcol)]
         salt = _salt(layout, columns, files)
         if salt is not None:
