@@ -46,6 +46,7 @@ from planner.cnf.values import kind_of_type
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
+from planner.costmodel.search import clustered_columns
 from planner.layout import Layout, Ordering
 from planner.workload import Query, Schema, Workload, parse_workload
 from planner.workload_gen import generate
@@ -295,7 +296,8 @@ def with_write_hints(layout: Layout, model: CostModel, block_bytes: int) -> Layo
     files = {str(p.id): math.ceil(rows * row_bytes / model.params.target_file_bytes)
              for p, rows in zip(layout.partitions, sizes)}
     hints = {"row_group_rows": model.params.row_group_rows, "page_rows": model.params.page_rows,
-             "parquet_block_size": block_bytes, "files_per_partition": {k: v for k, v in files.items() if v > 1}}
+             "parquet_block_size": block_bytes, "files_per_partition": {k: v for k, v in files.items() if v > 1},
+             "source_clustered": clustered_columns(model)}
     return replace(layout, meta=tuple((dict(layout.meta) | hints).items()))
 
 

@@ -15,8 +15,8 @@ z-value micro-benchmark.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
-import json
 import os
 import time
 from contextlib import contextmanager
@@ -30,9 +30,8 @@ from sqlglot import exp
 
 from hive_integration.apply import SparkRunner
 from planner.emit.apply_sql import apply_statements
-from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
+from planner.emit.ddl import create_table_sql, table_expr
 from planner.emit.write_plan import write_plan
-from planner.errors import LayoutError
 from planner.layout import Layout
 
 
@@ -145,6 +144,9 @@ def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, 
         with stages_of(spark, stages):
             _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
         seconds = time.perf_counter() - t
+        runner.execute(exp.Alter(this=table_expr(target, "spark"), kind="TABLE", actions=[exp.AlterSet(
+            expressions=[exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FILL_KEY),
+                                                                  value=exp.Literal.string(digest))])])]).sql(dialect="spark"))
     files, groups, size = footprint(spark, target)
     return Built(target, seconds, files, groups, size, 0, "CTAS", tuple(stages) if seconds else ())
 
@@ -155,22 +157,15 @@ def _complete(spark: SparkSession, table: str, source: str) -> bool:
     return spark.table(table).count() == spark.table(source).count()
 
 
-def _stored_layout(spark: SparkSession, table: str) -> Layout | None:
-    """The layout ``table`` was built with, if it exists and carries one (else None: rebuild it)."""
+FILL_KEY = "planner.bench.fill_sha256"  # the statements that filled a benchmark table
+
+
+def _fill_digest(spark: SparkSession, table: str) -> str | None:
+    """The digest of the SQL ``table`` was filled with, if it exists and carries one."""
     if not _exists(spark, table):
         return None
     rows = spark.sql("SHOW TBLPROPERTIES " + table_expr(table, "spark").sql(dialect="spark")).collect()
-    try:
-        return layout_from_properties({r[0]: r[1] for r in rows})
-    except LayoutError:
-        return None
-
-
-def _same(stored: Layout | None, layout: Layout) -> bool:
-    """The same layout with the same write hints (``Layout`` equality leaves ``meta`` out, and the
-    hints decide how the rows were written)."""
-    text = lambda l: json.dumps(l.to_json(), sort_keys=True, default=str)  # noqa: E731
-    return stored is not None and text(stored) == text(layout)
+    return {r[0]: r[1] for r in rows}.get(FILL_KEY)
 
 
 def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str], source: str, target: str,
@@ -185,10 +180,12 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     seconds = None
     plan = write_plan(layout, table_bytes=runner.table_bytes(source))  # as `planner apply` sizes it
     stages: list[Stage] = []
-    if not (reuse and _same(_stored_layout(spark, target), layout) and _complete(spark, target, source)):
+    create = create_table_sql(layout, columns, target, dialect="spark")
+    fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)
+    digest = hashlib.sha256("\n".join([create, *fill]).encode()).hexdigest()
+    # reused only when built by the same SQL: the layout, its write hints and the planner's emission
+    if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
         _drop(runner, target)
-        create = create_table_sql(layout, columns, target, dialect="spark")
-        fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)
 
         def run() -> None:
             runner.execute(create)
@@ -200,6 +197,9 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
         with stages_of(spark, stages):
             _with_block_size(spark, block_bytes, run)
         seconds = time.perf_counter() - t
+        runner.execute(exp.Alter(this=table_expr(target, "spark"), kind="TABLE", actions=[exp.AlterSet(
+            expressions=[exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FILL_KEY),
+                                                                  value=exp.Literal.string(digest))])])]).sql(dialect="spark"))
     files, groups, size = footprint(spark, target)
     return Built(target, seconds, files, groups, size, _partitions(spark, target), plan.describe(), tuple(stages))
 
