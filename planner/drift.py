@@ -7,7 +7,8 @@ first window) and, after each window, may change the layout for the next:
 * ``full``: re-advises on the window just seen and rewrites the whole table whenever the best
   layout differs from the current one;
 * ``partial``: re-cuts only the partitions whose gain on the window just seen exceeds c × their
-  rows (``planner.relayout``), toward the window's best layout.
+  rows (``planner.relayout``), toward the window's best layout; the whole table is a candidate
+  too (Amoeba's root), taken when its gain less c × the table's rows beats the partitions' plan.
 
 A window's cost is the rows its queries read under the layout in place (the model's rows, with
 row-group skipping); a switch costs the rows it rewrites. Totals are ``reads + rewritten``, the
