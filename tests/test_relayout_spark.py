@@ -113,3 +113,29 @@ def test_a_crash_after_verify_resumes_and_drop_old_deletes_the_old_files(spark, 
     again = relayout(spark, plan)  # already done: nothing happens
     assert again.resumed
     _check(spark, t, plan, source)
+
+
+def test_a_drift_over_the_whole_table_is_laid_out_as_the_target_through_the_same_swap(spark, fresh_db, tmp_path):
+    from dataclasses import replace
+
+    from planner.layout import Ordering
+
+    t = f"{fresh_db}.events_all"
+    spark.sql(f"CREATE TABLE {t} (x BIGINT, y BIGINT, s STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {t} SELECT id, id % 100, CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(id AS STRING) END "
+              f"FROM range({N})")
+    source = {q: _rows(spark, q.format(t=t)) for q in QUERIES}
+    apply_layout(SparkRunner(spark), quarters(t), drop_old=True)
+    stats = gather_stats(spark, t, sample_rows=N, cache_dir=tmp_path / "stats")
+    window = "SELECT * FROM {t} WHERE y = 7;\n".format(t=t) * 20
+    model = CostModel(analyze_table(parse_workload(window), t, COLUMNS), stats,
+                      CostParams(partition_overhead_rows=10, file_overhead_rows=1))
+    plan = plan_relayout(model, quarters(t), replace(by_y(t), order=Ordering("sort", ("x",))))
+    assert plan.whole and plan.chosen == quarters(t).known_ids
+    report = relayout(spark, plan)
+    assert report.rows == N
+    parts = {r[0] for r in spark.sql(f"SHOW PARTITIONS {t}").collect()}
+    assert parts == {f"planner_pid={i}" for i in plan.new_ids}
+    _check(spark, t, plan, source)
+    assert _rows(spark, f"SELECT x, y, s FROM {report.backup}") == source[QUERIES[-1]]  # all kept
+    assert planner_sql(spark, f"SELECT count(*) FROM {t} WHERE y = 7").collect()[0][0] == N // 100

@@ -92,3 +92,16 @@ def test_replay_partial_skips_a_switch_that_does_not_pay_c_times_the_table():
     traces = replay([few] * 3, _drifted, max_partitions=1000)
     assert traces["full"].rewritten[1] == N
     assert traces["partial"].rewritten == [0.0] * 3
+
+
+def test_status_says_when_the_partial_re_layout_is_the_whole_table():
+    from planner.status import status_of
+
+    model = _model(EVERYWHERE)
+    plan = plan_relayout(model, _quarters(), _target())
+    st = status_of(model, _quarters(), _target(), plan)
+    assert st.to_json()["partial_relayout"]["whole_table"] is True
+    assert "the whole table" in st.text()
+    assert status_of(_model(WINDOW), _quarters(), _target(),
+                     plan_relayout(_model(WINDOW), _quarters(), _target())).to_json()["partial_relayout"][
+        "whole_table"] is False
