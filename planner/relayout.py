@@ -28,9 +28,10 @@ pieces gains 88M rows on the window, laying out the table as the target 117M; bo
 The new layout stays one consistent description: the untouched partitions keep their ids (and the
 generation that made them), the pieces get ids of a new generation (a digest of the new layout's
 content, as ``planner.layout.with_generation``), and the order inside partitions stays the
-current one, so ``SORT BY`` of a later append or re-cut means the same everywhere. Queries
-rewritten for either layout stay correct on the table in either state: an id a layout does not
-know is always read (``planner.emit.conditions.partition_filter``).
+current one (the root rewrites every partition, so it takes the target's order everywhere), so
+``SORT BY`` of a later append or re-cut means the same everywhere. Queries rewritten for either
+layout stay correct on the table in either state: an id a layout does not know is always read
+(``planner.emit.conditions.partition_filter``).
 """
 from __future__ import annotations
 
@@ -238,8 +239,14 @@ def as_target(current: Layout, target: Layout) -> tuple[Layout, tuple[int, ...]]
                                              for p in target.partitions),
                     partition_column=current.partition_column)
     fresh = [i for i, p in enumerate(target.partitions) if p.id != CATCH_ALL]
-    meta = {k: v for k, v in target.meta if k not in ("partition_rows", "files_per_partition")}
-    return _numbered(draft, fresh, {p.id for p in current.partitions}, meta, current.generation)
+    layout, new_ids = _numbered(draft, fresh, {p.id for p in current.partitions}, dict(target.meta),
+                                current.generation)
+    renamed = {str(target.partitions[pos].id): str(pid) for pos, pid in zip(fresh, new_ids)}
+    meta = dict(layout.meta)
+    for key in ("partition_rows", "files_per_partition"):  # advise's hints, keyed by the new ids
+        if isinstance(meta.get(key), dict):
+            meta[key] = {renamed.get(k, k): v for k, v in meta[key].items()}
+    return replace(layout, meta=tuple(meta.items())), new_ids
 
 
 def _strategy(current: Layout) -> str:
@@ -281,8 +288,8 @@ def whole_plan(model: CostModel, current: Layout, target: Layout, gains: Sequenc
 def pieces_of(plan: RelayoutPlan) -> Mapping[int, tuple[int, ...]]:
     """Old id -> ids of its pieces in the new layout (in layout order)."""
     if plan.whole:
-        return {p.id: tuple(n.id for n in plan.layout.partitions if n.id in set(plan.new_ids)
-                            and intersect_regions(p.region, n.region) is not None)
+        new = [n for n in plan.layout.partitions if n.id in set(plan.new_ids)]
+        return {p.id: tuple(n.id for n in new if intersect_regions(p.region, n.region) is not None)
                 for p in plan.current.partitions if p.id in plan.chosen}
     out: dict[int, tuple[int, ...]] = {}
     ids = iter(plan.new_ids)

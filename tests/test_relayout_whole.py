@@ -105,3 +105,11 @@ def test_status_says_when_the_partial_re_layout_is_the_whole_table():
     assert status_of(_model(WINDOW), _quarters(), _target(),
                      plan_relayout(_model(WINDOW), _quarters(), _target())).to_json()["partial_relayout"][
         "whole_table"] is False
+
+
+def test_the_targets_write_hints_follow_its_partitions_to_their_new_ids():
+    target = replace(_target(), meta=(("partition_rows", {"1": 100, "2": 9900}), ("row_group_rows", 5)))
+    plan = plan_relayout(_model(EVERYWHERE), _quarters(), target)
+    meta = dict(plan.layout.meta)
+    assert meta["partition_rows"] == {str(plan.new_ids[0]): 100, str(plan.new_ids[1]): 9900}
+    assert meta["row_group_rows"] == 5 and meta["relayout_of"] == _quarters().generation
