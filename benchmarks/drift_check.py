@@ -8,7 +8,8 @@ rewritten, and full results compared with the table before any layout, during an
    rewrite, measured; then the partial re-layout chosen for it is applied, interrupted once after
    its verification (queries run in that state too), resumed, and the window measured again.
 
-    .venv/bin/python -m benchmarks.drift_check [--scale 0.1] [--queries 8]
+    .venv/bin/python -m benchmarks.drift_check [--scale 1] [--queries 40] [--out drift_spark.md]
+        [--stats parquet|spark] [--seed 111]
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import random
 import time
 from dataclasses import replace
 
-from benchmarks.drift_bench import ROOT, TABLE, _best_new
+from benchmarks.drift_bench import ROOT, TABLE, _best_new, table_stats
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import sql as planner_sql
 from hive_integration.metrics import collect_scan_metrics, scans_kept
@@ -42,17 +43,23 @@ def _measure(spark, text: str) -> tuple[list, int]:
         return rows, sum(m.rows for m in collect_scan_metrics(df))
 
 
-def run(scale: float, n: int, seed: int = 5, log=print) -> dict:
+def run(scale: float, n: int, seed: int = 111, stats_from: str = "parquet", log=print) -> dict:
+    """``seed``: 111, the drift benchmark's quarter drift (its seed 11 + 100). ``stats_from``:
+    ``parquet``, the drift benchmark's statistics (a sample read from the
+    generated file, ``benchmarks.drift_bench.table_stats``), so the layouts are the benchmark's
+    chosen points; ``spark``, statistics of the loaded table (``gather_stats``)."""
     state = ROOT / ".planner" / "drift_check"
     spark = build_spark_session(state, app_name="drift-check")
     db = "drift_check"
     spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
     spark.sql(f"CREATE DATABASE {db}")
     table = f"{db}.{TABLE}"
-    load_table(spark, generate_lineitem(scale, ROOT / ".planner" / "data"), table)
+    data = generate_lineitem(scale, ROOT / ".planner" / "data")
+    load_table(spark, data, table)
     columns = table_schema(spark, table)
-    params = CostParams(min_partition_bytes=1 << 20)  # SF 0.1 is 25 MB: let the layouts cut it
-    stats = gather_stats(spark, table, sample_rows=100_000)
+    # below SF 1 the table is a few dozen MB: let the layouts cut it
+    params = CostParams() if scale >= 1 else CostParams(min_partition_bytes=1 << 20)
+    stats = table_stats(data, 100_000) if stats_from == "parquet" else gather_stats(spark, table, sample_rows=100_000)
     base_text = "".join(q.replace("lineitem", table) + ";\n" for q in tpch_workload(40, seed, templates=("q06", "q14")))
     base_wl = parse_workload(base_text, "ship-dates.sql", schema=Schema({table: columns}), tables=[table])
     base = _best_new(advise(base_wl, analyze_table(base_wl, table, columns), stats, params))
@@ -89,7 +96,8 @@ def run(scale: float, n: int, seed: int = 5, log=print) -> dict:
     target = _best_new(advise(wl, analysis, stats, params))
     current = planner_layout(spark, table)
     plan = plan_relayout(model, current, target, max_partitions=params.max_partitions)
-    log(f"partial re-layout: {len(plan.chosen)} of {len(plan.gains)} partitions, ~{plan.rows_rewritten:,.0f} rows")
+    log(f"partial re-layout{' (the whole table)' if plan.whole else ''}: {len(plan.chosen)} of {len(plan.gains)} "
+        f"partitions, ~{plan.rows_rewritten:,.0f} rows")
     try:
         relayout(spark, plan, crash_at="after_verify")
     except SimulatedCrash:
@@ -116,13 +124,18 @@ def planner_layout(spark, table: str):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=0.1)
-    ap.add_argument("--queries", type=int, default=8)
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--queries", type=int, default=40, help="drift window (the drift benchmark's is 40)")
+    ap.add_argument("--out", default="drift_spark.md", help="file under benchmarks/results/")
+    ap.add_argument("--stats", choices=("parquet", "spark"), default="parquet",
+                    help="parquet: the drift benchmark's statistics (its chosen points); spark: the loaded table's")
+    ap.add_argument("--seed", type=int, default=111, help="111: the drift benchmark's quarter drift")
     a = ap.parse_args(argv)
-    r = run(a.scale, a.queries)
+    r = run(a.scale, a.queries, a.seed, stats_from=a.stats)
     text = "\n".join([
         "# Drift check on Spark (issue 15): the quarter-drift point", "",
-        f"Command: `.venv/bin/python -m benchmarks.drift_check --scale {a.scale:g} --queries {a.queries}`. "
+        f"Command: `.venv/bin/python -m benchmarks.drift_check --scale {a.scale:g} --queries {a.queries} --out {a.out} "
+        f"--stats {a.stats} --seed {a.seed}`. "
         f"TPC-H lineitem SF {a.scale:g} ({r['rows']:,} rows), layout advised on Q6/Q14 (`{r['base']}`), "
         f"drift window of {a.queries} queries `l_quantity = v AND l_shipdate >= {r['cut']}`. Rows read are "
         f"Spark's scan metrics; load average {r['load']} (the re-layout took {r['seconds']} s, inflated by load).",
@@ -134,7 +147,7 @@ def main(argv=None) -> int:
         f"{r['rewritten_est']:,} |",
         f"| wrong answers before, during (interrupted after verify) and after; full results compared with "
         f"the table before any layout | {r['wrong']} | target 0 |", ""])
-    out = ROOT / "benchmarks" / "results" / "drift_spark.md"
+    out = ROOT / "benchmarks" / "results" / a.out
     out.write_text(text)
     print(text)
     return 0

@@ -7,7 +7,10 @@ first window) and, after each window, may change the layout for the next:
 * ``full``: re-advises on the window just seen and rewrites the whole table whenever the best
   layout differs from the current one;
 * ``partial``: re-cuts only the partitions whose gain on the window just seen exceeds c × their
-  rows (``planner.relayout``), toward the window's best layout.
+  rows (``planner.relayout``), toward the window's best layout; the whole table is a candidate
+  too (Amoeba's root), taken when its gain less c × the table's rows beats the partitions' plan;
+* ``partitions`` (on request): ``partial`` without the root, each partition alone (what partial
+  was before the root became a candidate; kept for comparison).
 
 A window's cost is the rows its queries read under the layout in place (the model's rows, with
 row-group skipping); a switch costs the rows it rewrites. Totals are ``reads + rewritten``, the
@@ -31,6 +34,7 @@ class Trace:
     reads: list[float] = field(default_factory=list)  # rows read per window
     rewritten: list[float] = field(default_factory=list)  # rows rewritten after each window
     partitions: list[int] = field(default_factory=list)  # partitions of the layout used per window
+    actions: list[str] = field(default_factory=list)  # what changed after each window ("" for nothing)
     layouts: list[Layout] = field(default_factory=list, repr=False)  # the layout used per window
 
     @property
@@ -70,17 +74,33 @@ def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *, write_
         if i + 1 == len(models):
             for s in strategies:
                 traces[s].rewritten.append(0.0)
+                traces[s].actions.append("")
             break
         target = best(i)
         for s in strategies:
-            written = 0.0
+            written, action = 0.0, ""
             if s == "full" and not _same(current[s], target):
-                current[s], written = target, float(rows)
-            elif s == "partial":
-                plan = plan_relayout(model, current[s], target, write_cost, max_partitions=max_partitions)
+                current[s], written, action = target, float(rows), "table"
+            elif s in ("partial", "partitions"):
+                plan = plan_relayout(model, current[s], target, write_cost, max_partitions=max_partitions,
+                                     whole=s == "partial")
                 current[s], written = plan.layout, plan.rows_rewritten
+                action = "table" if plan.whole else f"{len(plan.chosen)} partitions" if plan.chosen else ""
             traces[s].rewritten.append(written)
+            traces[s].actions.append(action)
         if log:
             log(f"window {i + 1}: " + ", ".join(f"{s} read {traces[s].reads[-1]:,.0f} rewrote "
                                                 f"{traces[s].rewritten[-1]:,.0f}" for s in strategies))
     return traces
+
+
+def hindsight(models: Sequence[CostModel], layouts: Sequence[Layout]) -> list[float]:
+    """Rows read per window by a strategy that knows each window before it runs and picks the
+    cheapest of the layouts advised on the windows *before* it (``layouts[j]``: the best for window
+    j; window 0 gets ``layouts[0]``, where every strategy starts), switching for free: a bound on
+    what any strategy choosing among the advised layouts reaches, re-layout costs aside."""
+    out = []
+    for i, model in enumerate(models):
+        known = layouts[:max(i, 1)]
+        out.append(min(model_for(model, layout).evaluate(layout).rows for layout in known))
+    return out

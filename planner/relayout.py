@@ -14,12 +14,24 @@ Worked example: P holds 1M rows and 40 queries of the window each read it whole;
 hot column, 30 of them read 10 % of it: gain = 30 × 0.9M = 27M > 4 × 1M, so P is re-cut. A
 partition 2 of 40 queries read gains at most 2M < 4M and is left alone.
 
+Amoeba applies the rule to every subtree, the root included. Pieces of a partition keep the
+current order and the current cuts (each piece is ``P ∩ R``), so when the whole workload moved they
+are a poor copy of the target: every partition cut into fragments, sorted for the old queries. The
+root is therefore a candidate of its own: the whole table laid out as the target, with its order:
+
+    re-lay out the table   iff   gain(table) − c × rows(table) > 0  and beats the partitions' plan
+                                 Σ_chosen [gain(P) − c × rows(P)]
+
+(a drift from ship-date to ship-mode queries at TPC-H SF1: re-cutting all 27 partitions into 567
+pieces gains 88M rows on the window, laying out the table as the target 117M; both rewrite 6M).
+
 The new layout stays one consistent description: the untouched partitions keep their ids (and the
 generation that made them), the pieces get ids of a new generation (a digest of the new layout's
 content, as ``planner.layout.with_generation``), and the order inside partitions stays the
-current one, so ``SORT BY`` of a later append or re-cut means the same everywhere. Queries
-rewritten for either layout stay correct on the table in either state: an id a layout does not
-know is always read (``planner.emit.conditions.partition_filter``).
+current one (the root rewrites every partition, so it takes the target's order everywhere), so
+``SORT BY`` of a later append or re-cut means the same everywhere. Queries rewritten for either
+layout stay correct on the table in either state: an id a layout does not know is always read
+(``planner.emit.conditions.partition_filter``).
 """
 from __future__ import annotations
 
@@ -84,6 +96,12 @@ class RelayoutPlan:
     chosen: tuple[int, ...]  # ids of the partitions to re-cut
     write_cost: float  # c
     new_ids: tuple[int, ...]  # ids of the pieces
+    # set when the whole table is laid out as ``target`` (its cuts and order): the window's gain
+    whole_gain: float | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.whole_gain is not None
 
     @property
     def rows_rewritten(self) -> float:
@@ -91,11 +109,18 @@ class RelayoutPlan:
 
     @property
     def gain(self) -> float:
+        if self.whole_gain is not None:
+            return self.whole_gain
         return sum(g.gain for g in self.gains if g.id in self.chosen)
+
+    @property
+    def net(self) -> float:
+        """The window's gain less c × the rows rewritten (what the rule requires to be > 0)."""
+        return self.gain - self.write_cost * self.rows_rewritten
 
     def to_json(self) -> dict:
         return {"chosen": list(self.chosen), "new_ids": list(self.new_ids), "write_cost": self.write_cost,
-                "rows_rewritten": round(self.rows_rewritten), "gain": round(self.gain),
+                "whole": self.whole, "rows_rewritten": round(self.rows_rewritten), "gain": round(self.gain),
                 "partitions": [{"id": g.id, "rows": round(g.rows), "reads": g.reads, "pieces": g.pieces,
                                 "cost_now": round(g.cost_now), "cost_recut": round(g.cost_recut),
                                 "gain": round(g.gain), "recut": g.id in self.chosen} for g in self.gains]}
@@ -183,21 +208,45 @@ def relaid(current: Layout, target: Layout, chosen: Iterable[int]) -> tuple[Layo
                     strategy=_strategy(current))
     if not fresh:
         return current, ()
-    taken = {p.id for p in current.partitions}
-    block = id_block(len(fresh))
-    g = generation_of(draft)
-    while any(g * block + i in taken for i in range(1, len(fresh) + 1)):
-        g += 1  # a digest landing on ids in use: the next number is as good a name
-    numbered = list(parts)
-    for i, pos in enumerate(fresh, 1):
-        numbered[pos] = Partition(g * block + i, parts[pos].region, g)
-    new_ids = tuple(numbered[pos].id for pos in fresh)
     meta = dict(current.meta)
     for key in ("partition_rows", "files_per_partition"):
         if isinstance(meta.get(key), dict):
             meta[key] = {k: v for k, v in meta[key].items() if int(k) not in chosen}
-    meta["relayout_of"] = current.generation
-    return replace(draft, partitions=tuple(numbered), generation=g, meta=tuple(meta.items())), new_ids
+    return _numbered(draft, fresh, {p.id for p in current.partitions}, meta, current.generation)
+
+
+def _numbered(draft: Layout, fresh: Sequence[int], taken: set[int], meta: dict,
+              previous: int | None) -> tuple[Layout, tuple[int, ...]]:
+    """``draft`` with its partitions at positions ``fresh`` numbered in a new generation (a
+    digest of ``draft``), clear of the ids in ``taken``; returns it and the new ids."""
+    parts = list(draft.partitions)
+    block = id_block(len(fresh))
+    g = generation_of(draft)
+    while any(g * block + i in taken for i in range(1, len(fresh) + 1)):
+        g += 1  # a digest landing on ids in use: the next number is as good a name
+    for i, pos in enumerate(fresh, 1):
+        parts[pos] = Partition(g * block + i, parts[pos].region, g)
+    meta = dict(meta, relayout_of=previous)
+    return (replace(draft, partitions=tuple(parts), generation=g, meta=tuple(meta.items())),
+            tuple(parts[pos].id for pos in fresh))
+
+
+def as_target(current: Layout, target: Layout) -> tuple[Layout, tuple[int, ...]]:
+    """The whole table laid out as ``target`` (its regions and order), numbered in a new generation
+    clear of ``current``'s ids, so the re-cut runs as any partial one (stage, verify, swap). The
+    catch-all keeps its id (every layout's ``ELSE``)."""
+    draft = replace(target, partitions=tuple(Partition(-1, p.region) if p.id != CATCH_ALL else p
+                                             for p in target.partitions),
+                    partition_column=current.partition_column)
+    fresh = [i for i, p in enumerate(target.partitions) if p.id != CATCH_ALL]
+    layout, new_ids = _numbered(draft, fresh, {p.id for p in current.partitions}, dict(target.meta),
+                                current.generation)
+    renamed = {str(target.partitions[pos].id): str(pid) for pos, pid in zip(fresh, new_ids)}
+    meta = dict(layout.meta)
+    for key in ("partition_rows", "files_per_partition"):  # advise's hints, keyed by the new ids
+        if isinstance(meta.get(key), dict):
+            meta[key] = {renamed.get(k, k): v for k, v in meta[key].items()}
+    return replace(layout, meta=tuple(meta.items())), new_ids
 
 
 def _strategy(current: Layout) -> str:
@@ -207,20 +256,41 @@ def _strategy(current: Layout) -> str:
 
 def plan_relayout(model: CostModel, current: Layout, target: Layout, write_cost: float = DEFAULT_WRITE_COST,
                   only: Iterable[int] | None = None, force: Iterable[int] | None = None,
-                  max_partitions: int | None = None) -> RelayoutPlan:
+                  max_partitions: int | None = None, whole: bool = True) -> RelayoutPlan:
     """The partitions worth re-cutting for ``model``'s workload, and the layout after it.
 
     ``force``: ids re-cut whatever their gain (e.g. partitions an append left unordered: cutting
-    them by their own region only re-sorts them)."""
+    them by their own region only re-sorts them). ``whole``: the whole table laid out as ``target``
+    is a candidate too (not with ``only`` or ``force``, which name the partitions to touch); it is
+    taken when its gain less c × the table's rows is positive and beats the partitions' plan."""
     gains = partition_gains(model, current, target)
     chosen = set(choose(gains, write_cost, only, max_partitions)) | set(force or ())
     ordered = tuple(g.id for g in gains if g.id in chosen)
     layout, new_ids = relaid(current, target, ordered)
-    return RelayoutPlan(current, target, layout, tuple(gains), ordered, write_cost, new_ids)
+    plan = RelayoutPlan(current, target, layout, tuple(gains), ordered, write_cost, new_ids)
+    if whole and only is None and not force and gains:
+        table = whole_plan(model, current, target, gains, write_cost)
+        if table.net > max(plan.net, 0.0):
+            return table
+    return plan
+
+
+def whole_plan(model: CostModel, current: Layout, target: Layout, gains: Sequence[PartitionGain],
+               write_cost: float = DEFAULT_WRITE_COST) -> RelayoutPlan:
+    """Every partition re-cut into the table laid out as ``target`` (the root of Amoeba's tree)."""
+    model = model_for(model, current, target)
+    gain = model.evaluate(current).total - model.evaluate(target).total
+    layout, new_ids = as_target(current, target)
+    return RelayoutPlan(current, target, layout, tuple(gains), tuple(g.id for g in gains), write_cost, new_ids,
+                        whole_gain=gain)
 
 
 def pieces_of(plan: RelayoutPlan) -> Mapping[int, tuple[int, ...]]:
     """Old id -> ids of its pieces in the new layout (in layout order)."""
+    if plan.whole:
+        new = [n for n in plan.layout.partitions if n.id in set(plan.new_ids)]
+        return {p.id: tuple(n.id for n in new if intersect_regions(p.region, n.region) is not None)
+                for p in plan.current.partitions if p.id in plan.chosen}
     out: dict[int, tuple[int, ...]] = {}
     ids = iter(plan.new_ids)
     for p in plan.current.partitions:

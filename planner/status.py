@@ -68,7 +68,7 @@ class Status:
             "full_scan_rows": round(self.full_scan_rows),
             "full_relayout": {"rows_rewritten": self.rows, "gain": round(full_gain),
                               "break_even_queries": _num(self.break_even(full_gain, self.rows))},
-            "partial_relayout": {"write_cost": self.relayout.write_cost,
+            "partial_relayout": {"write_cost": self.relayout.write_cost, "whole_table": self.relayout.whole,
                                  "partitions": len(self.relayout.chosen),
                                  "rows_rewritten": round(self.relayout.rows_rewritten),
                                  "gain": round(self.relayout.gain),
@@ -91,7 +91,8 @@ class Status:
                  f"(cost {_fmt(self.best.total)})",
                  f"full re-layout: rewrites {self.rows:,} rows; break-even after {_q(full['break_even_queries'])} "
                  f"queries like these (c = {self.relayout.write_cost:g})",
-                 f"partial re-layout: {part['partitions']} partitions, {part['rows_rewritten']:,} rows "
+                 f"partial re-layout{' (the whole table, as the best layout)' if part['whole_table'] else ''}: "
+                 f"{part['partitions']} partitions, {part['rows_rewritten']:,} rows "
                  f"({part['rows_rewritten'] / max(self.rows, 1):.0%} of the table), gain {_fmt(part['gain'])} per "
                  f"window; break-even after {_q(part['break_even_queries'])} queries",
                  f"partitions: {len(self.relayout.gains)}; hot {len(self.hot)}, cold {len(self.cold)}, "

@@ -3,6 +3,7 @@ old partitions kept, stale and fresh rewrites both correct, resumable after a cr
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from urllib.parse import urlparse
 
 import pytest
@@ -15,7 +16,7 @@ from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
-from planner.layout import Layout, Partition, with_generation
+from planner.layout import Layout, Ordering, Partition, with_generation
 from planner.relayout import plan_relayout
 from planner.rewrite import rewrite_query
 from planner.workload import parse_workload
@@ -41,17 +42,23 @@ def by_y(table: str) -> Layout:
     return Layout(table, "y", tuple(parts), kinds=(("y", k),), types=(("y", "bigint"),))
 
 
-@pytest.fixture
-def laid_out(spark, fresh_db, tmp_path):
-    t = f"{fresh_db}.events"
+def _laid_out(spark, t: str, tmp_path, window: str) -> tuple[dict, CostModel]:
+    """``t`` loaded and laid out in quarters; the queries' results before, and the window's model."""
     spark.sql(f"CREATE TABLE {t} (x BIGINT, y BIGINT, s STRING) STORED AS PARQUET")
     spark.sql(f"INSERT INTO {t} SELECT id, id % 100, CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(id AS STRING) END "
               f"FROM range({N})")
     source = {q: _rows(spark, q.format(t=t)) for q in QUERIES}
     apply_layout(SparkRunner(spark), quarters(t), drop_old=True)
     stats = gather_stats(spark, t, sample_rows=N, cache_dir=tmp_path / "stats")
-    model = CostModel(analyze_table(parse_workload(WINDOW.format(t=t)), t, COLUMNS), stats,
+    model = CostModel(analyze_table(parse_workload(window.format(t=t)), t, COLUMNS), stats,
                       CostParams(partition_overhead_rows=10, file_overhead_rows=1))
+    return source, model
+
+
+@pytest.fixture
+def laid_out(spark, fresh_db, tmp_path):
+    t = f"{fresh_db}.events"
+    source, model = _laid_out(spark, t, tmp_path, WINDOW)
     return t, plan_relayout(model, quarters(t), by_y(t)), source
 
 
@@ -113,3 +120,17 @@ def test_a_crash_after_verify_resumes_and_drop_old_deletes_the_old_files(spark, 
     again = relayout(spark, plan)  # already done: nothing happens
     assert again.resumed
     _check(spark, t, plan, source)
+
+
+def test_a_drift_over_the_whole_table_is_laid_out_as_the_target_through_the_same_swap(spark, fresh_db, tmp_path):
+    t = f"{fresh_db}.events_all"
+    source, model = _laid_out(spark, t, tmp_path, "SELECT * FROM {t} WHERE y = 7;\n" * 20)
+    plan = plan_relayout(model, quarters(t), replace(by_y(t), order=Ordering("sort", ("x",))))
+    assert plan.whole and plan.chosen == quarters(t).known_ids
+    report = relayout(spark, plan)
+    assert report.rows == N
+    parts = {r[0] for r in spark.sql(f"SHOW PARTITIONS {t}").collect()}
+    assert parts == {f"planner_pid={i}" for i in plan.new_ids}
+    _check(spark, t, plan, source)
+    assert _rows(spark, f"SELECT x, y, s FROM {report.backup}") == source[QUERIES[-1]]  # all kept
+    assert planner_sql(spark, f"SELECT count(*) FROM {t} WHERE y = 7").collect()[0][0] == N // 100
