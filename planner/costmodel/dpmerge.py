@@ -297,8 +297,29 @@ def column_pieces(model, column: str) -> ColumnPieces:
             continue  # reads nothing under any layout
         weights[index[s.sets[column]] if column in s.sets else -1] += w
     hits = np.vstack([pieces.member, np.ones((1, len(pieces.pieces)), dtype=bool)])
-    rows = piece_counts(model.sample, column, pieces.pieces) * model.scale
+    labels = piece_labels(model.sample, column, pieces.pieces)
+    rows = np.bincount(labels[labels >= 0], minlength=len(pieces.pieces)) * model.scale
+    if model.joins:  # scans filtered through joins: a class of their own each, pieces their joins exclude left out
+        hits, weights = _join_classes(model, column, labels, hits, weights, index)
     return ColumnPieces(column, pieces, rows, hits, weights)
+
+
+def _join_classes(model, column: str, labels: np.ndarray, hits: np.ndarray, weights: np.ndarray, index):
+    """Move each scan with induced predicates out of its class into one of its own, whose hits are
+    its class's minus the pieces none of whose rows joins a row its joined filter allows
+    (``planner.costmodel.joined``; a run of pieces is then hit when any of its pieces is)."""
+    keep = model.joins.keep(labels, hits.shape[1])
+    rows, extra = [], []
+    for i, (s, w) in enumerate(zip(model.scans, model.weights)):
+        if s.groups.unsatisfiable or keep[i].all():
+            continue
+        c = index[s.sets[column]] if column in s.sets else -1
+        weights[c] -= w
+        rows.append(hits[c] & keep[i])
+        extra.append(w)
+    if not rows:
+        return hits, weights
+    return np.vstack([hits[:-1], rows, hits[-1:]]), np.concatenate([weights[:-1], extra, weights[-1:]])
 
 
 def piece_labels(sample, column: str, pieces: Sequence[ValueSet]) -> np.ndarray:
