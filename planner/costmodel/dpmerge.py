@@ -289,6 +289,8 @@ def column_pieces(model, column: str) -> ColumnPieces:
         raise PlannerError(f"the sample of {model.analysis.table} has no column {column!r}")
     kind = model.kinds[column]
     sets = list(dict.fromkeys(s.sets[column] for s in model.scans if column in s.sets))
+    if model.joins and kind.orderable and column not in model.analysis.derived:
+        sets += [c for c in join_cuts(model.sample, column, kind) if c not in sets]
     pieces = elementary_pieces(kind, sets)
     index = {s: i for i, s in enumerate(pieces.sets)}
     weights = np.zeros(len(pieces.sets) + 1)
@@ -302,6 +304,21 @@ def column_pieces(model, column: str) -> ColumnPieces:
     if model.joins:  # scans filtered through joins: a class of their own each, pieces their joins exclude left out
         hits, weights = _join_classes(model, column, labels, hits, weights, index)
     return ColumnPieces(column, pieces, rows, hits, weights)
+
+
+JOIN_CUTS = 64  # quantiles of a column offered as extra cuts when scans are filtered through joins
+
+
+def join_cuts(sample, column: str, kind, n: int = JOIN_CUTS) -> list[ValueSet]:
+    """``column < q`` at ``n`` quantiles of the sample: cuts no predicate on the column asks for, but
+    that may serve a filter on a joined column correlated with it (``l_shipdate`` and orders'
+    ``o_orderdate``). Unread by every scan (weight 0); the merge keeps those the join classes pay for."""
+    codes = np.sort(sample.codes(column)[sample.codes(column) >= 0])
+    if not len(codes):
+        return []
+    uniq = sample.uniques(column)
+    picks = sorted({int(codes[min(len(codes) - 1, k * len(codes) // n)]) for k in range(1, n)})
+    return [ValueSet.range(kind, None, uniq[c], True, False) for c in picks]
 
 
 def _join_classes(model, column: str, labels: np.ndarray, hits: np.ndarray, weights: np.ndarray, index):
