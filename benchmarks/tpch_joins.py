@@ -5,8 +5,10 @@ Unlike ``tpch_bench`` (whose probes keep only each scan's own lineitem predicate
 not the workload's) on all eight TPC-H tables, in four set-ups:
 
 * ``copy``: lineitem as loaded (plain Parquet, no layout): the full scan;
-* ``layout``: lineitem laid out by month of ``l_shipdate`` (the ``li_month`` layout of
-  ``tpch_bench``), queries rewritten by the planner with its own predicates only;
+* ``layout``: lineitem laid out as ``advise`` picks on ``sql/tpch_workload.sql``, its cost model
+  pricing the induced predicates on the sample joined to the other tables (``--layout month``: the
+  hand-built month ranges of ``l_shipdate`` instead), queries rewritten by the planner with their
+  own lineitem predicates only;
 * ``layout+joins``: the same table, the rewrite also prunes through the joins, by the per-partition
   ranges of ``o_orderdate``, ``o_orderstatus``, ``r_name``, … recorded at apply;
 * the copy and ``layout+joins`` also with Spark's dynamic partition pruning and runtime bloom filters
@@ -16,7 +18,7 @@ Figures: rows, partitions and files the lineitem scans read (Spark's scan metric
 and the wall time of each query (one warm run per set-up, so noisy; the load average is printed).
 Results are compared with the copy's, row for row.
 
-    .venv/bin/python -m benchmarks.tpch_joins [--scale 1] [--state-dir .planner/bench-joins]
+    .venv/bin/python -m benchmarks.tpch_joins [--scale 1] [--state-dir .planner/bench-joins] [--layout month]
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ from hive_integration.tpch import generate_table, load_table
 from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
-from planner.join_pruning import PREFIX, with_join_columns
+from planner.join_pruning import with_join_columns
 from planner.layout import Layout, Partition, with_generation
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
