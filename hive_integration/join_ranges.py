@@ -298,5 +298,5 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
     return joins
 
 
-__all__ = ["compute_join_ranges", "join_chain", "chained", "usable_columns", "refresh", "store", "load", "join_context", "snapshots", "table_snapshot",
-           "after_apply", "ranges_query", "context_for"]
+__all__ = ["compute_join_ranges", "join_chain", "chained", "usable_columns", "refresh", "store", "load",
+           "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for"]
