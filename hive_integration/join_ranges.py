@@ -123,18 +123,9 @@ def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callab
 def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[JoinColumn, str]],
                  small: Mapping[JoinColumn, bool]) -> exp.Select:
     """The one join that computes every column's per-partition aggregates (see the module's notes)."""
-    aliases: dict[tuple, str] = {(): "t"}
+    aliases, joins = join_chain([c for c, _ in columns])
     q = exp.select(_col("t", partition_column).as_("pid"))
-    joins = []
     for i, (c, _) in enumerate(columns):
-        for n in range(1, len(c.path.hops) + 1):
-            prefix = c.path.hops[:n]
-            if prefix in aliases:
-                continue
-            hop, before = prefix[-1], aliases[prefix[:-1]]
-            alias = aliases[prefix] = f"j{len(aliases)}"
-            on = exp.EQ(this=_col(before, hop.column), expression=_col(alias, hop.key))
-            joins.append((exp.alias_(_table(hop.table), alias, table=True), on))
         end = aliases[c.path.hops]
         value, key = _col(end, c.column), _col(end, c.path.hops[-1].key)
         null_seen = exp.Case(ifs=[exp.If(this=exp.and_(exp.Not(this=exp.Is(this=key, expression=exp.Null())),
@@ -145,10 +136,32 @@ def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[Join
         if small.get(c):
             aggs.append(exp.Anonymous(this="collect_set", expressions=[value.copy()]).as_(f"c{i}_set"))
         q = q.select(*aggs, copy=False)
-    q = q.from_(exp.alias_(_table(table), "t", table=True), copy=False)
+    return chained(q, _table(table), joins).group_by(_col("t", partition_column), copy=False)
+
+
+def join_chain(columns: Sequence[JoinColumn]) -> tuple[dict[tuple, str], list[tuple[exp.Expression, exp.EQ]]]:
+    """LEFT JOINs that follow every column's join path from the laid-out table (alias ``t``), shared
+    prefixes joined once: (alias of each hop prefix, the joined tables with their ON conditions)."""
+    aliases: dict[tuple, str] = {(): "t"}
+    joins = []
+    for c in columns:
+        for n in range(1, len(c.path.hops) + 1):
+            prefix = c.path.hops[:n]
+            if prefix in aliases:
+                continue
+            hop, before = prefix[-1], aliases[prefix[:-1]]
+            alias = aliases[prefix] = f"j{len(aliases)}"
+            on = exp.EQ(this=_col(before, hop.column), expression=_col(alias, hop.key))
+            joins.append((exp.alias_(_table(hop.table), alias, table=True), on))
+    return aliases, joins
+
+
+def chained(q: exp.Select, source: exp.Expression, joins) -> exp.Select:
+    """``q`` reading ``source`` as ``t`` with the LEFT JOINs of ``join_chain``."""
+    q = q.from_(exp.alias_(source, "t", table=True), copy=False)
     for t, on in joins:
         q = q.join(t, on=on, join_type="left", copy=False)
-    return q.group_by(_col("t", partition_column), copy=False)
+    return q
 
 
 def _small(spark, c: JoinColumn) -> bool:
@@ -285,5 +298,5 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
     return joins
 
 
-__all__ = ["compute_join_ranges", "refresh", "store", "load", "join_context", "snapshots", "table_snapshot",
-           "after_apply", "ranges_query", "context_for"]
+__all__ = ["compute_join_ranges", "join_chain", "chained", "usable_columns", "refresh", "store", "load",
+           "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for"]

@@ -89,6 +89,32 @@ def test_apply_records_join_ranges(spark, tpch_db):
     assert join_columns_of(_stored_layout(spark))  # advise's join columns travel with the layout
 
 
+def test_sample_join_prices_what_spark_reads(spark, tpch_db):
+    """The sample joined to the other tables carries each sampled row's joined values; with the whole
+    table as the sample, the cost model's partitions per query are Spark's own (join pruning included)."""
+    from hive_integration.join_sample import with_joined_columns
+    from hive_integration.statistics import gather_stats
+    from planner.costmodel.cost import CostModel
+    from planner.costmodel.joined import joined_attribute
+
+    schema = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
+    wl = parse_workload(";\n".join(_no_limit(golden_query(q)) for q in QUERIES) + ";\n", schema=schema,
+                        database=DB, tables=[f"{DB}.lineitem"])
+    analysis = analyze_table(wl, f"{DB}.lineitem", schema.columns("lineitem"))
+    stats = gather_stats(spark, f"{DB}.lineitem", sample_rows=1_000_000)
+    stats = with_joined_columns(spark, stats, analysis.join_columns())
+    dates = next(c for c in analysis.join_columns() if c.describe().endswith("o_orderkey = l_orderkey).o_orderdate"))
+    assert (joined_attribute(dates), "date") in stats.joined
+    assert not any("c_nationkey = s_nationkey" in name for name, _ in stats.joined)  # fans out: not sampled
+    orders = dict(spark.sql(f"SELECT o_orderkey, o_orderdate FROM {DB}.orders").collect())
+    sample = stats.sample.to_pydict()
+    assert sample[joined_attribute(dates)] == [orders.get(k) for k in sample["l_orderkey"]]
+    cost = CostModel(analysis, stats).evaluate(_stored_layout(spark))
+    for i, q in enumerate(QUERIES):
+        _, parts = _lineitem_partitions(spark, _no_limit(golden_query(q)), prune=True)
+        assert sum(s.partitions for s in cost.per_scan if s.query == i) == sum(parts), q
+
+
 @pytest.mark.parametrize("q", QUERIES)
 def test_join_queries_same_answer_fewer_partitions(spark, tpch_db, q):
     sql = _no_limit(golden_query(q))

@@ -22,7 +22,7 @@ from planner.cli.engine import start_spark, verbose, workload_text
 from planner.cli.options import eventlog_options, metastore_options, out_dir_option, workload_options
 from planner.costmodel.cost import CostParams
 from planner.errors import InputError
-from planner.join_pruning import with_join_columns
+from planner.join_pruning import MAX_COLUMNS, with_join_columns
 from planner.workload import Schema, parse_workload
 
 DEFAULT_MIN_GAIN = 1.5
@@ -117,6 +117,7 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
                   sample_rows: int, dialect: str, on_error: str, console: Console, views,
                   min_gain: float | None) -> TableOutcome:
     from hive_integration.layouts import SparkCatalogLayouts
+    from hive_integration.join_sample import with_joined_columns
     from hive_integration.statistics import gather_stats, table_schema
     from planner.advice import advise
     from planner.analysis import analyze_table
@@ -148,6 +149,8 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
                                                             "reads it whole")
     with console.spark_work(spark, f"statistics of {table}"):
         stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
+        # the joined columns the workload filters, per sampled row: the cost model prices join pruning
+        stats = with_joined_columns(spark, stats, analysis.join_columns()[:MAX_COLUMNS], console.say)
     advice = advise(wl, analysis, stats, params, console.say)
     if advice.keeps_current:  # the table as it is wins: an earlier advice in this folder must not be applied now
         for stale in ("layout.json", "ddl.sql", "apply.sql"):

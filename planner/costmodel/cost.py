@@ -6,6 +6,9 @@
   smaller (``planner.costmodel.blocks``). ``read(b, q)`` is 0 when ``b``'s partition cannot hold
   matches (``planner.pruning``: the partitions a rewritten query reads) or when ``b``'s min/max box
   excludes ``q``'s predicate (Parquet statistics, as Spark pushes them).
+* A scan filtered through inner joins (``ScanAnalysis.induced``) also skips a new layout's
+  partitions none of whose rows joins a row its joined filter allows, as the rewrite does by the
+  join ranges apply records (``planner.costmodel.joined``, on the sample joined at statistics time).
 * A new layout's blocks are simulated on the sample (``planner.costmodel.writer``): partitions,
   files, the order inside them (ties at random: Spark's sort does not keep the source's order),
   cut into blocks of ``min(row_group_rows, page_rows)`` rows. The table as it is now
@@ -152,6 +155,8 @@ class CostModel:
         self.kinds: Mapping[str, Kind] = analysis.kinds
         self.cache = cache if cache is not None else LayoutCache()
         self.selectivity = Selectivity(self.sample, stats, self.kinds)
+        from planner.costmodel.joined import JoinPricing
+        self.joins = JoinPricing(self.scans, self.sample, dict(stats.joined), analysis.settings)
 
     def sibling(self, analysis: TableAnalysis, weights: Sequence[float] | None = None) -> "CostModel":
         """A model of other scans of the same table, sharing the sample and every layout's blocks."""
@@ -204,6 +209,7 @@ class CostModel:
             sizes, files, blocks = cur.partition_rows, cur.files, cur.blocks
         else:
             labels = self.labels(layout)
+            hits = self.joins.prune(hits, layout, labels)  # induced predicates, by joined ranges
             sizes = self.partition_rows(layout, labels)
             files = self.files(sizes)
             blocks = self._blocks(layout, labels, files)

@@ -289,6 +289,8 @@ def column_pieces(model, column: str) -> ColumnPieces:
         raise PlannerError(f"the sample of {model.analysis.table} has no column {column!r}")
     kind = model.kinds[column]
     sets = list(dict.fromkeys(s.sets[column] for s in model.scans if column in s.sets))
+    if model.joins and kind.orderable and column not in model.analysis.derived:
+        sets += [c for c in join_cuts(model.sample, column, kind) if c not in sets]
     pieces = elementary_pieces(kind, sets)
     index = {s: i for i, s in enumerate(pieces.sets)}
     weights = np.zeros(len(pieces.sets) + 1)
@@ -297,8 +299,44 @@ def column_pieces(model, column: str) -> ColumnPieces:
             continue  # reads nothing under any layout
         weights[index[s.sets[column]] if column in s.sets else -1] += w
     hits = np.vstack([pieces.member, np.ones((1, len(pieces.pieces)), dtype=bool)])
-    rows = piece_counts(model.sample, column, pieces.pieces) * model.scale
+    labels = piece_labels(model.sample, column, pieces.pieces)
+    rows = np.bincount(labels[labels >= 0], minlength=len(pieces.pieces)) * model.scale
+    if model.joins:  # scans filtered through joins: a class of their own each, pieces their joins exclude left out
+        hits, weights = _join_classes(model, column, labels, hits, weights, index)
     return ColumnPieces(column, pieces, rows, hits, weights)
+
+
+JOIN_CUTS = 64  # quantiles of a column offered as extra cuts when scans are filtered through joins
+
+
+def join_cuts(sample, column: str, kind, n: int = JOIN_CUTS) -> list[ValueSet]:
+    """``column < q`` at ``n`` quantiles of the sample: cuts no predicate on the column asks for, but
+    that may serve a filter on a joined column correlated with it (``l_shipdate`` and orders'
+    ``o_orderdate``). Unread by every scan (weight 0); the merge keeps those the join classes pay for."""
+    codes = np.sort(sample.codes(column)[sample.codes(column) >= 0])
+    if not len(codes):
+        return []
+    uniq = sample.uniques(column)
+    picks = sorted({int(codes[min(len(codes) - 1, k * len(codes) // n)]) for k in range(1, n)})
+    return [ValueSet.range(kind, None, uniq[c], True, False) for c in picks]
+
+
+def _join_classes(model, column: str, labels: np.ndarray, hits: np.ndarray, weights: np.ndarray, index):
+    """Move each scan with induced predicates out of its class into one of its own, whose hits are
+    its class's minus the pieces none of whose rows joins a row its joined filter allows
+    (``planner.costmodel.joined``; a run of pieces is then hit when any of its pieces is)."""
+    keep = model.joins.keep(labels, hits.shape[1])
+    rows, extra = [], []
+    for i, (s, w) in enumerate(zip(model.scans, model.weights)):
+        if s.groups.unsatisfiable or keep[i].all():
+            continue
+        c = index[s.sets[column]] if column in s.sets else -1
+        weights[c] -= w
+        rows.append(hits[c] & keep[i])
+        extra.append(w)
+    if not rows:
+        return hits, weights
+    return np.vstack([hits[:-1], rows, hits[-1:]]), np.concatenate([weights[:-1], extra, weights[-1:]])
 
 
 def piece_labels(sample, column: str, pieces: Sequence[ValueSet]) -> np.ndarray:

@@ -80,6 +80,8 @@ class TableStats:
     files: int = 1
     row_group_rows: int = 0  # rows per Parquet row group of the current table (0: unknown)
     data_files: tuple[DataFile, ...] | None = field(default=None, repr=False)  # None: files not listed
+    # joined attributes the sample carries (``planner.costmodel.joined``): sample column -> Spark type
+    joined: tuple[tuple[str, str], ...] = ()
 
     @property
     def schema(self) -> dict[str, str]:
