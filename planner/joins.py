@@ -128,8 +128,14 @@ def _bare_column(node: exp.Expression) -> exp.Column | None:
 def induced_scans(tree: exp.Expression, schema: Schema, current_db: str | None = None, dialect: str = "hive",
                   only: frozenset[str] | None = None, max_hops: int = MAX_HOPS) -> list[InducedScan]:
     """Every scan of a table named in ``only`` (all tables when None), with its induced predicates."""
+    return induced_for(list(iter_scans(tree, schema, current_db, dialect, [])), schema, only, max_hops)
+
+
+def induced_for(sites: list[ScanSite], schema: Schema, only: frozenset[str] | None = None,
+                max_hops: int = MAX_HOPS) -> list[InducedScan]:
+    """``induced_scans`` for the scans a caller already has: ``sites`` must be every scan of the
+    query, of all tables, as ``iter_scans`` yields them (the workload reader has them at hand)."""
     notes: list[str] = []
-    sites = list(iter_scans(tree, schema, current_db, dialect, notes))
     by_scope: dict[int, list[ScanSite]] = {}
     for s in sites:
         by_scope.setdefault(id(s.scope), []).append(s)
@@ -254,4 +260,5 @@ def join_columns(induced: Iterable[InducedPredicate]) -> tuple[JoinColumn, ...]:
     return tuple(sorted(counts, key=lambda c: (-counts[c], c.describe())))
 
 
-__all__ = ["join_columns", "Hop", "JoinPath", "JoinColumn", "InducedPredicate", "InducedScan", "induced_scans", "MAX_HOPS"]
+__all__ = ["join_columns", "Hop", "JoinPath", "JoinColumn", "InducedPredicate", "InducedScan", "induced_scans", "induced_for",
+           "MAX_HOPS"]

@@ -186,9 +186,11 @@ class _Reader:
                 tree = self.views.inline(tree, self.current_db)
             if has_derived_sources(tree):  # the tree is this reader's own: changed in place
                 tree = push_into_derived(tree, self.schema, self.current_db, copy=False)
-            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns)
-                          for s in iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
-            scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only)
+            sites = list(iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
+            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in sites)
+            # without ``only`` the sites are every scan of the query: the joins need not find them again
+            scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only,
+                                 sites if self.only is None else None)
         except SchemaError as e:
             self.fail(SchemaError(e.reason, where))
             return
@@ -221,15 +223,17 @@ class _Reader:
 
 
 def with_induced(scans: tuple[Scan, ...], tree: exp.Expression, schema: Schema, current_db: str | None,
-                 dialect: str, only) -> tuple[Scan, ...]:
+                 dialect: str, only, sites: list | None = None) -> tuple[Scan, ...]:
     """``scans`` with the predicates their inner equi-joins induce (``planner.joins``), when the query
-    reads more than one table (the scans come in the same order as ``iter_scans`` visits them)."""
+    reads more than one table (the scans come in the same order as ``iter_scans`` visits them).
+    ``sites``: every scan of the query (all tables), when the caller has them already."""
     if not scans or sum(1 for _ in tree.find_all(exp.Table)) < 2:
         return scans
-    from planner.joins import induced_scans
+    from planner.joins import induced_for, induced_scans
 
     try:
-        found = induced_scans(tree, schema, current_db, dialect, only)
+        found = (induced_for(sites, schema, only) if sites is not None
+                 else induced_scans(tree, schema, current_db, dialect, only))
     except SchemaError:
         return scans  # another table's column did not resolve: that table's filters are not ours to judge
     if len(found) != len(scans):
