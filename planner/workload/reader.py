@@ -119,6 +119,10 @@ class _Reader:
         self.skipped: dict[str, int] = {}
         self.errors: list[str] = []
         self.view_statements: dict[str, tuple[Statement, Parsed, str | None]] = {}
+        # A statement read before, word for word, in the same database and with the same views,
+        # reads the same scans: query logs and generated workloads repeat statements many times.
+        self.view_changes = 0
+        self.seen: dict[tuple, tuple[tuple, tuple[Scan, ...], tuple[str, ...]]] = {}
 
     def statements(self, text: str) -> Iterator[Statement]:
         """The statements, until one cannot be tokenized (an error, or under ``skip`` the end)."""
@@ -137,6 +141,11 @@ class _Reader:
         self.count("error")
 
     def read(self, stmt: Statement) -> None:
+        memo = (stmt.sql, self.current_db, self.view_changes) if stmt.command is None else None
+        if memo in self.seen:
+            tokens, scans, notes = self.seen[memo]
+            self.append(stmt, tokens, scans, list(notes))
+            return
         where = Location(self.path, stmt.number, stmt.line)
         try:
             parsed = classify(stmt, self.dialect, self.path)
@@ -153,8 +162,10 @@ class _Reader:
             self.count(parsed.label)
         elif parsed.kind == "drop_view":
             self.views.drop(parsed.name, self.current_db)
+            self.view_changes += 1
             self.count("DDL")
         elif parsed.kind == "view":
+            self.view_changes += 1
             try:
                 key = self.views.define(parsed.name, parsed.tree, self.current_db)
             except RecursionError:
@@ -164,7 +175,9 @@ class _Reader:
         elif parsed.kind == "tables":
             self.whole_tables(stmt, parsed)
         else:
-            self.query(stmt, parsed, where, parsed.tree)
+            found = self.query(stmt, parsed, where, parsed.tree)
+            if found is not None and memo is not None:
+                self.seen[memo] = found
 
     def whole_tables(self, stmt: Statement, parsed: Parsed) -> None:
         """A statement in Hive syntax sqlglot cannot parse: each table it reads is read whole."""
@@ -179,7 +192,8 @@ class _Reader:
                                   tuple(scans), (note,)))
 
     def query(self, stmt: Statement, parsed: Parsed, where: Location, tree: exp.Expression,
-              extra_notes: tuple[str, ...] = ()) -> None:
+              extra_notes: tuple[str, ...] = ()) -> tuple[tuple, tuple[Scan, ...], tuple[str, ...]] | None:
+        """Read the query's scans; returns what a repetition of the statement reads (None: it failed)."""
         notes: list[str] = list(extra_notes)
         try:
             if self.views:
@@ -193,14 +207,19 @@ class _Reader:
                                  sites if self.only is None else None)
         except SchemaError as e:
             self.fail(SchemaError(e.reason, where))
-            return
+            return None
         except RecursionError:
             self.fail(WorkloadError("statement is nested too deeply to analyse", where))
-            return
+            return None
+        found = (parsed.tokens, scans, tuple(notes))
+        self.append(stmt, parsed.tokens, scans, notes)
+        return found
+
+    def append(self, stmt: Statement, tokens: tuple, scans: tuple[Scan, ...], notes: list[str]) -> None:
         if not scans and self.only is None:
             notes.append(f"statement {stmt.number} reads no table (constants, VALUES or a table function): "
                          "nothing to lay out")
-        self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, parsed.tokens),
+        self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, tokens),
                                   scans, tuple(dict.fromkeys(notes))))
 
     def workload(self) -> Workload:
