@@ -134,11 +134,16 @@ def _named_columns(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
     (``scope.columns`` walks up from every column: quadratic on a 10,000-term OR)."""
     aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
     out = set()
-    for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Query, exp.Subquery))):
-        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
-            if qualifier or name not in aliases:
-                out.add((name, qualifier))
+    stack: list[exp.Expression] = [select]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.Column):  # a column holds no columns
+            if not isinstance(node.this, exp.Star):
+                name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
+                if qualifier or name not in aliases:
+                    out.add((name, qualifier))
+            continue
+        stack.extend(c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery)))
     return out
 
 
