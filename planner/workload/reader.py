@@ -73,14 +73,14 @@ class Workload:
 
 def read_workload(path: str | Path, *, dialect: str = "hive", schema: Schema | None = None,
                   on_error: str = "fail", database: str | None = None,
-                  tables: Iterable[str] | None = None, views: ViewLookup | None = None) -> Workload:
+                  tables: Iterable[str] | None = None, views: ViewLookup | None = None, joins: bool = True) -> Workload:
     """Read and parse a workload file. ``on_error`` is ``fail`` or ``skip``."""
     path = str(path)
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
     text = read_text(path)
     return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database,
-                          tables=tables, views=views)
+                          tables=tables, views=views, joins=joins)
 
 
 def read_text(path: str) -> str:
@@ -96,13 +96,15 @@ def read_text(path: str) -> str:
 
 def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive", schema: Schema | None = None,
                    on_error: str = "fail", database: str | None = None,
-                   tables: Iterable[str] | None = None, views: ViewLookup | None = None) -> Workload:
+                   tables: Iterable[str] | None = None, views: ViewLookup | None = None,
+                   joins: bool = True) -> Workload:
     """Parse a workload text. ``tables`` limits scan analysis to those tables (faster); ``views``
-    looks up views the file does not define (e.g. in a metastore)."""
+    looks up views the file does not define (e.g. in a metastore); ``joins=False`` leaves out the
+    predicates inner equi-joins induce on each scan (``Scan.induced``), for callers that show none."""
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
     reader = _Reader(path, dialect, schema or Schema(), on_error, database,
-                     frozenset(t.lower() for t in tables) if tables else None, Views(dialect, views))
+                     frozenset(t.lower() for t in tables) if tables else None, Views(dialect, views), joins)
     for stmt in reader.statements(text):
         reader.read(stmt)
     return reader.workload()
@@ -111,8 +113,9 @@ def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive"
 class _Reader:
     """The state of one pass over a file: current database, views defined, counts."""
 
-    def __init__(self, path, dialect, schema, on_error, database, only, views: Views):
+    def __init__(self, path, dialect, schema, on_error, database, only, views: Views, joins: bool = True):
         self.path, self.dialect, self.schema, self.on_error, self.only = path, dialect, schema, on_error, only
+        self.joins = joins
         self.current_db = database.lower() if database else None
         self.views = views
         self.queries: list[Query] = []
@@ -202,9 +205,9 @@ class _Reader:
                 tree = push_into_derived(tree, self.schema, self.current_db, copy=False)
             sites = list(iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
             scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in sites)
-            # without ``only`` the sites are every scan of the query: the joins need not find them again
-            scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only,
-                                 sites if self.only is None else None)
+            if self.joins:  # without ``only`` the sites are every scan of the query: not found again
+                scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only,
+                                     sites if self.only is None else None)
         except SchemaError as e:
             self.fail(SchemaError(e.reason, where))
             return None
@@ -246,8 +249,8 @@ def with_induced(scans: tuple[Scan, ...], tree: exp.Expression, schema: Schema, 
     """``scans`` with the predicates their inner equi-joins induce (``planner.joins``), when the query
     reads more than one table (the scans come in the same order as ``iter_scans`` visits them).
     ``sites``: every scan of the query (all tables), when the caller has them already."""
-    if not scans or sum(1 for _ in tree.find_all(exp.Table)) < 2:
-        return scans
+    if not scans or (len(sites) if sites is not None else sum(1 for _ in tree.find_all(exp.Table))) < 2:
+        return scans  # one table: nothing to join
     from planner.joins import induced_for, induced_scans
 
     try:
