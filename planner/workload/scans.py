@@ -20,6 +20,7 @@ and is collected there. The workload reader first pushes such filters into the d
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
@@ -134,16 +135,16 @@ def _named_columns(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
     (``scope.columns`` walks up from every column: quadratic on a 10,000-term OR)."""
     aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
     out = set()
-    stack: list[exp.Expression] = [select]
-    while stack:
-        node = stack.pop()
+    queue = deque([select])  # breadth first, as ``walk`` visits them
+    while queue:
+        node = queue.popleft()
         if isinstance(node, exp.Column):  # a column holds no columns
             if not isinstance(node.this, exp.Star):
                 name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
                 if qualifier or name not in aliases:
                     out.add((name, qualifier))
             continue
-        stack.extend(c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery)))
+        queue.extend(c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery)))
     return out
 
 
