@@ -9,9 +9,9 @@
 2. A query is *lost silently* when a statement holding a SELECT became neither a query (with
    its scans, or a note saying why it has none) nor a view definition that queries follow.
 3. Statements skipped are counted by kind (SET, DDL, DESCRIBE, dfs, …).
-4. ``planner rewrite`` of 100 TPC-H queries with ``--layout`` and ``planner analyze`` of 1,000,
-   each as a fresh process (CLI start included), median of ``--repeat`` runs; the import trace
-   shows whether pyspark (hence a JVM) was loaded.
+4. ``planner rewrite`` and ``planner explain`` of 100 TPC-H queries with ``--layout`` and
+   ``planner analyze`` of 1,000, each as a fresh process (CLI start included), median wall and CPU
+   time of ``--repeat`` runs; the import trace shows whether pyspark (hence a JVM) was loaded.
 
 The default corpus is ``.planner/corpus`` when present (the full one), else the sample kept in
 ``tests/corpus``. The full corpus measured in ``results/corpus.md``: Apache Hive 0.13's
@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -137,20 +138,25 @@ def _note_kind(note: str) -> str:
 
 
 # ---- CLI speed ---------------------------------------------------------------------------------
-def _timed(args: list[str], repeat: int, cwd: Path) -> tuple[float, bool, str]:
-    """Median wall seconds of ``repeat`` fresh processes, whether pyspark was imported, and stderr."""
-    times, jvm, err = [], False, ""
+def _timed(args: list[str], repeat: int, cwd: Path) -> tuple[float, float, bool, str]:
+    """Median wall and CPU seconds (user + system of the child) of ``repeat`` fresh processes, whether
+    pyspark was imported, and stderr. The first run traces imports and is left out of the medians."""
+    times, cpus, jvm, err = [], [], False, ""
     for i in range(repeat):
         cmd = PLANNER[:1] + (["-X", "importtime"] if i == 0 else []) + PLANNER[1:] + args
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=dict(os.environ, PLANNER_PLAIN="1"))
         times.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
         if i == 0:
             jvm = any("| pyspark" in line for line in proc.stderr.splitlines())
             err = "\n".join(line for line in proc.stderr.splitlines() if "import time:" not in line)
-    return statistics.median(times[1:] if repeat > 1 else times), jvm, err
+    keep = slice(1, None) if repeat > 1 else slice(None)
+    return statistics.median(times[keep]), statistics.median(cpus[keep]), jvm, err
 
 
 def cli_figures(repeat: int) -> dict:
@@ -161,13 +167,19 @@ def cli_figures(repeat: int) -> dict:
         (work / "q100.sql").write_text(workload_file_text("tpch", 100, 5), encoding="utf-8")
         (work / "q1000.sql").write_text(workload_file_text("tpch", 1000, 1), encoding="utf-8")
         _year_layout(work / "advice")
-        rewrite, rewrite_jvm, rewrite_err = _timed(
+        rewrite, rewrite_cpu, rewrite_jvm, rewrite_err = _timed(
             ["rewrite", "q100.sql", "--layout", "advice", "--database", "tpch", "-o", "out.sql"], repeat, work)
-        analyze, analyze_jvm, _ = _timed(["analyze", "q1000.sql", "--schema", str(ROOT / "sql" / "tpch_schema.sql"),
-                                          "--format", "json"], repeat, work)
-    return {"rewrite 100 queries (--layout) s": round(rewrite, 2), "rewrite started a JVM": rewrite_jvm,
+        explain, explain_cpu, explain_jvm, _ = _timed(
+            ["explain", "q100.sql", "--layout", "advice", "--database", "tpch"], repeat, work)
+        analyze, analyze_cpu, analyze_jvm, _ = _timed(
+            ["analyze", "q1000.sql", "--schema", str(ROOT / "sql" / "tpch_schema.sql"), "--format", "json"], repeat, work)
+    return {"rewrite 100 queries (--layout) s": round(rewrite, 2), "rewrite CPU s": round(rewrite_cpu, 2),
+            "rewrite started a JVM": rewrite_jvm,
             "rewrite summary": rewrite_err.strip().splitlines()[-1] if rewrite_err.strip() else "",
-            "analyze 1,000 queries s": round(analyze, 2), "analyze started a JVM": analyze_jvm}
+            "explain 100 queries (--layout) s": round(explain, 2), "explain CPU s": round(explain_cpu, 2),
+            "explain started a JVM": explain_jvm,
+            "analyze 1,000 queries s": round(analyze, 2), "analyze CPU s": round(analyze_cpu, 2),
+            "analyze started a JVM": analyze_jvm}
 
 
 def _year_layout(folder: Path) -> None:
@@ -199,7 +211,8 @@ def report(corpus: Path, read: dict, cli: dict) -> str:
         "# Real HiveQL files and CLI speed (issue 12)", "",
         f"Corpus `{corpus.relative_to(ROOT) if corpus.is_relative_to(ROOT) else corpus}`; Python "
         f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, load average {load:.1f} at the "
-        "end (other jobs on the machine inflate the times). `python -m benchmarks.corpus_bench`.", "",
+        "end (other jobs on the machine inflate wall times; CPU time is user + system of the command). "
+        "`python -m benchmarks.corpus_bench`.", "",
         "| figure | value | target |", "|---|---:|---|",
         f"| files | {f.get('files', 0):,} | |",
         f"| files that contain a query | {with_q:,} | |",
@@ -213,10 +226,13 @@ def report(corpus: Path, read: dict, cli: dict) -> str:
         f"| queries lost silently | {len(read['lost']):,} | 0 |",
         f"| reading time, all files | {f.get('read seconds', 0):.1f} s | |",
         f"| `planner rewrite` of 100 queries with `--layout` (CLI start included) | "
-        f"{cli['rewrite 100 queries (--layout) s']:.2f} s, JVM started: "
+        f"{cli['rewrite 100 queries (--layout) s']:.2f} s wall, {cli['rewrite CPU s']:.2f} s CPU, JVM started: "
         f"{'yes' if cli['rewrite started a JVM'] else 'no'} | ≤ 2 s, no JVM |",
-        f"| `planner analyze` of 1,000 queries (CLI start included) | {cli['analyze 1,000 queries s']:.2f} s, "
-        f"JVM started: {'yes' if cli['analyze started a JVM'] else 'no'} | ≤ 2 s |",
+        f"| `planner explain` of 100 queries with `--layout` (CLI start included) | "
+        f"{cli['explain 100 queries (--layout) s']:.2f} s wall, {cli['explain CPU s']:.2f} s CPU, JVM started: "
+        f"{'yes' if cli['explain started a JVM'] else 'no'} | ≤ 2 s, no JVM |",
+        f"| `planner analyze` of 1,000 queries (CLI start included) | {cli['analyze 1,000 queries s']:.2f} s wall, "
+        f"{cli['analyze CPU s']:.2f} s CPU, JVM started: {'yes' if cli['analyze started a JVM'] else 'no'} | ≤ 2 s |",
         "", "## Statements skipped, by kind", "", "| kind | statements |", "|---|---:|"]
     lines += [f"| {k} | {n:,} |" for k, n in read["skipped"].items()]
     lines += ["", "## Notes attached to queries", "", "| note | queries |", "|---|---:|"]

@@ -120,8 +120,14 @@ def analyze_table(workload: Workload, table: str, columns: Mapping[str, str] | N
     kinds = {c: t.kind for c, t in types.items()}
     derived: dict[str, ColumnPair] = {}
     scans = []
+    # Equal raw predicates (frozen values) analyse alike: a workload repeats them many times.
+    seen: dict = {}
     for i, s in raw:
-        groups, unused = _analyse_predicate(s.predicate, types, budget, derived, settings)
+        if s.predicate not in seen:
+            found: dict[str, ColumnPair] = {}
+            seen[s.predicate] = (*_analyse_predicate(s.predicate, types, budget, found, settings), found)
+        groups, unused, found = seen[s.predicate]
+        derived.update(found)
         scans.append(ScanAnalysis(i, s.alias, groups, unused, s.columns, getattr(s, "induced", ())))
     all_kinds = dict(kinds) | {k: Kind.BOOLEAN for k in derived}
     by_col: dict[str, list[ValueSet]] = {}

@@ -128,8 +128,14 @@ def _bare_column(node: exp.Expression) -> exp.Column | None:
 def induced_scans(tree: exp.Expression, schema: Schema, current_db: str | None = None, dialect: str = "hive",
                   only: frozenset[str] | None = None, max_hops: int = MAX_HOPS) -> list[InducedScan]:
     """Every scan of a table named in ``only`` (all tables when None), with its induced predicates."""
+    return induced_for(list(iter_scans(tree, schema, current_db, dialect, [])), schema, only, max_hops)
+
+
+def induced_for(sites: list[ScanSite], schema: Schema, only: frozenset[str] | None = None,
+                max_hops: int = MAX_HOPS) -> list[InducedScan]:
+    """``induced_scans`` for the scans a caller already has: ``sites`` must be every scan of the
+    query, of all tables, as ``iter_scans`` yields them (the workload reader has them at hand)."""
     notes: list[str] = []
-    sites = list(iter_scans(tree, schema, current_db, dialect, notes))
     by_scope: dict[int, list[ScanSite]] = {}
     for s in sites:
         by_scope.setdefault(id(s.scope), []).append(s)
@@ -140,11 +146,20 @@ def induced_scans(tree: exp.Expression, schema: Schema, current_db: str | None =
         outer = _outer_group(group[0].scope, by_scope)
         if outer:
             _correlated_edges(group, outer, owners, edges)
+    restricts = {id(s): _restricts(s.predicate) for s in sites}
+    texts: dict[int, str] = {}
+
+    def order(p: InducedPredicate) -> str:  # ``p.describe()``, each site's predicate printed once
+        key = id(p.predicate)
+        if key not in texts:
+            texts[key] = str(p.predicate)
+        return f"{p.path.describe()}: {texts[key]}"
+
     out = []
     for s in sites:
         if only is not None and s.table not in only and s.table.rsplit(".", 1)[-1] not in only:
             continue
-        out.append(InducedScan(s, tuple(sorted(_walk(s, edges, max_hops), key=lambda p: p.describe()))))
+        out.append(InducedScan(s, tuple(sorted(_walk(s, edges, max_hops, restricts), key=order))))
     return out
 
 
@@ -221,8 +236,9 @@ def _restricts(predicate: Expr) -> bool:
     return predicate != TRUE and any(not (isinstance(a, Opaque) and a.reason == FOREIGN) for a in atoms(predicate))
 
 
-def _walk(start: ScanSite, edges, max_hops: int) -> Iterator[InducedPredicate]:
-    """Induced predicates of every table reachable from ``start`` by simple paths of at most ``max_hops``."""
+def _walk(start: ScanSite, edges, max_hops: int, restricts: dict[int, bool] | None = None) -> Iterator[InducedPredicate]:
+    """Induced predicates of every table reachable from ``start`` by simple paths of at most ``max_hops``
+    (``restricts``: ``_restricts`` of each site's predicate, by site identity, when known)."""
     stack: list[tuple[ScanSite, tuple[Hop, ...], frozenset[int]]] = [(start, (), frozenset({id(start)}))]
     while stack:
         site, hops, seen = stack.pop()
@@ -237,7 +253,7 @@ def _walk(start: ScanSite, edges, max_hops: int) -> Iterator[InducedPredicate]:
                 path = hops[:-1] + (Hop(hops[-1].column, other.table, key),)
             else:
                 path = hops + (Hop(col, other.table, key),)
-            if _restricts(other.predicate):
+            if restricts[id(other)] if restricts is not None else _restricts(other.predicate):
                 yield InducedPredicate(JoinPath(path), other.alias, other.predicate)
             stack.append((other, path, seen | {id(other)}))
 
@@ -254,4 +270,5 @@ def join_columns(induced: Iterable[InducedPredicate]) -> tuple[JoinColumn, ...]:
     return tuple(sorted(counts, key=lambda c: (-counts[c], c.describe())))
 
 
-__all__ = ["join_columns", "Hop", "JoinPath", "JoinColumn", "InducedPredicate", "InducedScan", "induced_scans", "MAX_HOPS"]
+__all__ = ["join_columns", "Hop", "JoinPath", "JoinColumn", "InducedPredicate", "InducedScan", "induced_scans", "induced_for",
+           "MAX_HOPS"]

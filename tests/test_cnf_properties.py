@@ -28,7 +28,7 @@ from planner.cnf.ir import And, ColumnPair, Cmp, Const, Not, Opaque, Or, Pred, a
 from planner.cnf.normalize import cnf, group_by_column, nnf
 from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
-from planner.cps import candidate_plan
+from planner.cps import _signatures, candidate_plan, elementary_pieces
 
 KINDS = {"i": Kind.INTEGER, "j": Kind.INTEGER, "s": Kind.STRING, "d": Kind.DATE}
 D0 = dt.date(2020, 1, 1)
@@ -305,6 +305,18 @@ def test_candidate_conditions_partition_the_domain(work):
         for s in sets:
             # Every query set is a union of conditions: it contains v iff it contains v's condition.
             assert s.contains(v) == cond.difference(s).is_empty(), (v, str(s), str(cond))
+
+
+@PROFILE
+@given(work=column_workload())
+def test_signatures_are_the_membership_matrix(work):
+    """``candidate_plan`` reads piece signatures without numpy; they must be ``elementary_pieces``'
+    membership columns, bit for bit (the cost model uses the matrix)."""
+    col, sets = work
+    p = elementary_pieces(KINDS[col], sets)
+    distinct, pieces, sig = _signatures(KINDS[col], sets)
+    assert distinct == p.sets and tuple(pieces) == p.pieces
+    assert sig == [sum(1 << s for s in range(len(distinct)) if p.member[s, i]) for i in range(len(pieces))]
 
 
 # ---- (d) ValueSet algebra against a membership oracle ---------------------------------------

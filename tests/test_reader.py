@@ -78,6 +78,34 @@ def test_use_changes_the_database_of_unqualified_tables():
         ["lineitem"], ["tpch.lineitem"], ["other.lineitem"], ["sf100.lineitem", "tpch.orders"]]
 
 
+def test_repeated_statements_are_read_in_their_own_context():
+    """A statement repeated word for word is read once, but only where nothing that changes its
+    meaning happened in between: USE, a view (re)defined or dropped. Each copy keeps its own number,
+    line, template and notes."""
+    q = "select * from v where l_quantity < 3"
+    text = (f"-- first\n{q};\n"
+            "create view v as select * from lineitem where l_shipmode = 'AIR';\n"
+            f"{q};\n{q};\n"
+            "create or replace view v as select * from orders where o_totalprice > 5;\n"
+            f"{q};\n"
+            "drop view v;\n"
+            f"{q};\n"
+            "use tpch;\n"
+            f"{q};\n"
+            "select 1;\nselect 1;\n")
+    wl = parse_workload(text, "w.sql")
+    assert [q.number for q in wl.queries] == [1, 3, 4, 6, 8, 10, 11, 12]
+    assert [[s.table for s in x.scans] for x in wl.queries] == [
+        ["v"], ["lineitem"], ["lineitem"], ["orders"], ["v"], ["tpch.v"], [], []]
+    assert wl.queries[1].scans == wl.queries[2].scans
+    assert "l_shipmode" in str(wl.queries[2].scans[0].predicate)
+    assert wl.queries[0].template == "first" and wl.queries[1].template.startswith("T")
+    assert [n for n in wl.queries[7].notes if "reads no table" in n] == [
+        "statement 12 reads no table (constants, VALUES or a table function): nothing to lay out"]
+    again = parse_workload(text, "w.sql")
+    assert again == wl
+
+
 def test_insert_select_and_union_are_queries():
     wl = parse_workload("insert into t2 select * from lineitem where l_quantity < 3;\n"
                         "select a from t where a = 1 union all select a from t where a = 2;", "w.sql")

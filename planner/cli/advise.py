@@ -86,7 +86,8 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
     WORKLOAD is a file of HiveQL statements (or give --from-eventlog DIR)."""
     console = Console(fmt)
     text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
-    first = parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
+    # syntax errors before any JVM (the tables and scans read, not yet what joins induce)
+    first = parse_workload(text, name, dialect=dialect, on_error=on_error, joins=False)
     explicit = [t.lower() for t in tables]
     if not (explicit or first.tables()):
         raise InputError(f"{name}: no query reads a table")
@@ -99,7 +100,7 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
     from hive_integration.views import spark_view_lookup
 
     views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables
-    first = parse_workload(text, name, dialect=dialect, on_error=on_error, views=views)
+    first = parse_workload(text, name, dialect=dialect, on_error=on_error, views=views, joins=False)
     targets = explicit or first.tables()
     single = len(explicit) == 1
     outcomes = []

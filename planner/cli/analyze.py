@@ -51,9 +51,10 @@ def analyze_cmd(workload, eventlog, since, until, min_count, tables, schema_path
 
         check_metastore(metastore)
         with MetastoreClient(metastore) as client:
-            wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error, views=client.view_text)
-    else:
-        wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error)
+            wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error, views=client.view_text,
+                                joins=False)
+    else:  # joins=False: the output shows no join-induced predicates, so none are worked out
+        wl = parse_workload(text, name, dialect=dialect, schema=schema, on_error=on_error, joins=False)
     names = [t.lower() for t in tables] or wl.tables()
     unknown = [t for t in names if t not in wl.tables()]
     if unknown:

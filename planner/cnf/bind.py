@@ -17,6 +17,7 @@ nothing (no row is returned at all).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
 from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, Pred, and_, atoms, map_atoms, not_
@@ -79,6 +80,13 @@ def bind_atom(a, types: Mapping[str, SparkType], modes: Sequence[Settings] = (Se
     t = types.get(a.column)
     if t is None:
         return _opaque(a, f"unknown column {a.column}")
+    return _bound(a, t, tuple(modes))
+
+
+@lru_cache(maxsize=1 << 14)
+def _bound(a: Cmp, t: SparkType, modes: tuple[Settings, ...]) -> Expr:
+    """``a`` read on a column of type ``t`` under every one of ``modes``. A pure function of frozen
+    values: a workload compares the same columns with the same constants again and again."""
     if t.kind is Kind.OTHER:
         return _opaque(a, f"column {a.column} has type {t}, which the planner does not order")
     bound = [_bind(a, t, s) for s in modes]

@@ -30,7 +30,9 @@ _NONDETERMINISTIC = ("rand", "random", "uuid", "current_date", "current_timestam
 Owner = Callable[[exp.Column], "str | None"]
 
 
-def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
+def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive", memo: dict | None = None) -> Expr:
+    """``memo``: shared by the conversions of one tree for several owners (every scan of a query
+    converts the same WHERE), so each atom's columns are found once, not once per scan."""
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, (exp.And, exp.Or)):
@@ -38,16 +40,41 @@ def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive") -> Expr:
         # generated 10,000-term OR. Collect the operands of one connective with an explicit stack,
         # so recursion depth follows the nesting of *different* connectives, not the chain length.
         kind = type(node)
-        operands = [to_ir(x, owner, dialect) for x in _chain(node, kind)]
+        operands = [to_ir(x, owner, dialect, memo) for x in _chain(node, kind)]
         return and_(operands) if kind is exp.And else or_(operands)
     if isinstance(node, exp.Not):
-        return not_(to_ir(node.this, owner, dialect))
+        return not_(to_ir(node.this, owner, dialect, memo))
+    refs = _references(node, memo)
+    if _foreign(refs, owner):
+        return _FOREIGN_ATOM
     atom = _atom(node, owner)
     if atom is not None:
         # sqlglot folds NOT LIKE / NOT IN into the node (``negate=True``); ignoring it would prune
         # exactly the rows the query wants.
         return not_(atom) if node.args.get("negate") else atom
-    return _opaque(node, owner, dialect)
+    return _opaque(node, owner, dialect, refs=refs)
+
+
+_FOREIGN_ATOM = Opaque("<foreign>", FOREIGN, frozenset())
+
+
+def _references(node: exp.Expression, memo: dict | None) -> tuple[bool, list[exp.Column]]:
+    """Whether ``node`` holds a subquery, and its columns (in ``find_all`` order), from ``memo``
+    (keyed by node identity: only for the lifetime of one tree) or found now."""
+    refs = memo.get(id(node)) if memo is not None else None
+    if refs is None:
+        refs = (node.find(exp.Subquery, exp.Exists, exp.Select) is not None, list(node.find_all(exp.Column)))
+        if memo is not None:
+            memo[id(node)] = refs
+    return refs
+
+
+def _foreign(refs: tuple[bool, list[exp.Column]], owner: Owner) -> bool:
+    """An atom without subquery whose columns all belong to other tables says nothing about this
+    scan: it is the ``<foreign>`` opaque atom (what ``_atom`` and ``_opaque`` make of it, found
+    without them). The owners are asked in the order those two would ask them."""
+    subquery, columns = refs
+    return not subquery and bool(columns) and all(owner(c) is None for c in columns)
 
 
 def _chain(node: exp.Expression, kind: type) -> list[exp.Expression]:
@@ -66,15 +93,17 @@ def _chain(node: exp.Expression, kind: type) -> list[exp.Expression]:
     return out
 
 
-def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None = None) -> Expr:
+def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None = None,
+            refs: tuple[bool, list[exp.Column]] | None = None) -> Expr:
     # Printing SQL is the expensive part; foreign atoms (join conditions) never need it.
-    if node.find(exp.Subquery, exp.Exists, exp.Select):
+    subquery, columns = refs if refs is not None else _references(node, None)
+    if subquery:
         head = node.this if isinstance(node, exp.In) else None
         col = _column(head, owner) if head is not None else None
         mine_sq = frozenset({col[0]}) if col and col[1] else frozenset()
         return Opaque(node.sql(dialect=dialect) if mine_sq else "<subquery>", SUBQUERY, mine_sq)
     mine, foreign = set(), False
-    for c in node.find_all(exp.Column):
+    for c in columns:
         name = owner(c)
         if name is None:
             foreign = True
@@ -83,7 +112,7 @@ def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None
     if foreign:
         return Opaque("<foreign>", FOREIGN, frozenset(mine))
     sql = node.sql(dialect=dialect)
-    if not mine and not list(node.find_all(exp.Column)):
+    if not mine and not columns:
         constant = _constant_predicate(node)  # 1 = 1, FALSE, CAST(NULL AS BOOLEAN)
         if constant is not None:
             return constant

@@ -73,14 +73,14 @@ class Workload:
 
 def read_workload(path: str | Path, *, dialect: str = "hive", schema: Schema | None = None,
                   on_error: str = "fail", database: str | None = None,
-                  tables: Iterable[str] | None = None, views: ViewLookup | None = None) -> Workload:
+                  tables: Iterable[str] | None = None, views: ViewLookup | None = None, joins: bool = True) -> Workload:
     """Read and parse a workload file. ``on_error`` is ``fail`` or ``skip``."""
     path = str(path)
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
     text = read_text(path)
     return parse_workload(text, path, dialect=dialect, schema=schema, on_error=on_error, database=database,
-                          tables=tables, views=views)
+                          tables=tables, views=views, joins=joins)
 
 
 def read_text(path: str) -> str:
@@ -96,13 +96,15 @@ def read_text(path: str) -> str:
 
 def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive", schema: Schema | None = None,
                    on_error: str = "fail", database: str | None = None,
-                   tables: Iterable[str] | None = None, views: ViewLookup | None = None) -> Workload:
+                   tables: Iterable[str] | None = None, views: ViewLookup | None = None,
+                   joins: bool = True) -> Workload:
     """Parse a workload text. ``tables`` limits scan analysis to those tables (faster); ``views``
-    looks up views the file does not define (e.g. in a metastore)."""
+    looks up views the file does not define (e.g. in a metastore); ``joins=False`` leaves out the
+    predicates inner equi-joins induce on each scan (``Scan.induced``), for callers that show none."""
     if dialect not in DIALECTS:
         raise InputError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
     reader = _Reader(path, dialect, schema or Schema(), on_error, database,
-                     frozenset(t.lower() for t in tables) if tables else None, Views(dialect, views))
+                     frozenset(t.lower() for t in tables) if tables else None, Views(dialect, views), joins)
     for stmt in reader.statements(text):
         reader.read(stmt)
     return reader.workload()
@@ -111,14 +113,19 @@ def parse_workload(text: str, path: str = "<workload>", *, dialect: str = "hive"
 class _Reader:
     """The state of one pass over a file: current database, views defined, counts."""
 
-    def __init__(self, path, dialect, schema, on_error, database, only, views: Views):
+    def __init__(self, path, dialect, schema, on_error, database, only, views: Views, joins: bool = True):
         self.path, self.dialect, self.schema, self.on_error, self.only = path, dialect, schema, on_error, only
+        self.joins = joins
         self.current_db = database.lower() if database else None
         self.views = views
         self.queries: list[Query] = []
         self.skipped: dict[str, int] = {}
         self.errors: list[str] = []
         self.view_statements: dict[str, tuple[Statement, Parsed, str | None]] = {}
+        # A statement read before, word for word, in the same database and with the same views,
+        # reads the same scans: query logs and generated workloads repeat statements many times.
+        self.view_changes = 0
+        self.seen: dict[tuple, tuple[tuple, tuple[Scan, ...], tuple[str, ...]]] = {}
 
     def statements(self, text: str) -> Iterator[Statement]:
         """The statements, until one cannot be tokenized (an error, or under ``skip`` the end)."""
@@ -137,6 +144,11 @@ class _Reader:
         self.count("error")
 
     def read(self, stmt: Statement) -> None:
+        memo = (stmt.sql, self.current_db, self.view_changes) if stmt.command is None else None
+        if memo in self.seen:
+            tokens, scans, notes = self.seen[memo]
+            self.append(stmt, tokens, scans, list(notes))
+            return
         where = Location(self.path, stmt.number, stmt.line)
         try:
             parsed = classify(stmt, self.dialect, self.path)
@@ -153,8 +165,10 @@ class _Reader:
             self.count(parsed.label)
         elif parsed.kind == "drop_view":
             self.views.drop(parsed.name, self.current_db)
+            self.view_changes += 1
             self.count("DDL")
         elif parsed.kind == "view":
+            self.view_changes += 1
             try:
                 key = self.views.define(parsed.name, parsed.tree, self.current_db)
             except RecursionError:
@@ -164,7 +178,9 @@ class _Reader:
         elif parsed.kind == "tables":
             self.whole_tables(stmt, parsed)
         else:
-            self.query(stmt, parsed, where, parsed.tree)
+            found = self.query(stmt, parsed, where, parsed.tree)
+            if found is not None and memo is not None:
+                self.seen[memo] = found
 
     def whole_tables(self, stmt: Statement, parsed: Parsed) -> None:
         """A statement in Hive syntax sqlglot cannot parse: each table it reads is read whole."""
@@ -179,26 +195,34 @@ class _Reader:
                                   tuple(scans), (note,)))
 
     def query(self, stmt: Statement, parsed: Parsed, where: Location, tree: exp.Expression,
-              extra_notes: tuple[str, ...] = ()) -> None:
+              extra_notes: tuple[str, ...] = ()) -> tuple[tuple, tuple[Scan, ...], tuple[str, ...]] | None:
+        """Read the query's scans; returns what a repetition of the statement reads (None: it failed)."""
         notes: list[str] = list(extra_notes)
         try:
             if self.views:
                 tree = self.views.inline(tree, self.current_db)
             if has_derived_sources(tree):  # the tree is this reader's own: changed in place
                 tree = push_into_derived(tree, self.schema, self.current_db, copy=False)
-            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns)
-                          for s in iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
-            scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only)
+            sites = list(iter_scans(tree, self.schema, self.current_db, self.dialect, notes, self.only))
+            scans = tuple(Scan(s.table, s.alias, s.predicate, s.columns) for s in sites)
+            if self.joins:  # without ``only`` the sites are every scan of the query: not found again
+                scans = with_induced(scans, tree, self.schema, self.current_db, self.dialect, self.only,
+                                     sites if self.only is None else None)
         except SchemaError as e:
             self.fail(SchemaError(e.reason, where))
-            return
+            return None
         except RecursionError:
             self.fail(WorkloadError("statement is nested too deeply to analyse", where))
-            return
+            return None
+        found = (parsed.tokens, scans, tuple(notes))
+        self.append(stmt, parsed.tokens, scans, notes)
+        return found
+
+    def append(self, stmt: Statement, tokens: tuple, scans: tuple[Scan, ...], notes: list[str]) -> None:
         if not scans and self.only is None:
             notes.append(f"statement {stmt.number} reads no table (constants, VALUES or a table function): "
                          "nothing to lay out")
-        self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, parsed.tokens),
+        self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, tokens),
                                   scans, tuple(dict.fromkeys(notes))))
 
     def workload(self) -> Workload:
@@ -221,15 +245,17 @@ class _Reader:
 
 
 def with_induced(scans: tuple[Scan, ...], tree: exp.Expression, schema: Schema, current_db: str | None,
-                 dialect: str, only) -> tuple[Scan, ...]:
+                 dialect: str, only, sites: list | None = None) -> tuple[Scan, ...]:
     """``scans`` with the predicates their inner equi-joins induce (``planner.joins``), when the query
-    reads more than one table (the scans come in the same order as ``iter_scans`` visits them)."""
-    if not scans or sum(1 for _ in tree.find_all(exp.Table)) < 2:
-        return scans
-    from planner.joins import induced_scans
+    reads more than one table (the scans come in the same order as ``iter_scans`` visits them).
+    ``sites``: every scan of the query (all tables), when the caller has them already."""
+    if not scans or (len(sites) if sites is not None else sum(1 for _ in tree.find_all(exp.Table))) < 2:
+        return scans  # one table: nothing to join
+    from planner.joins import induced_for, induced_scans
 
     try:
-        found = induced_scans(tree, schema, current_db, dialect, only)
+        found = (induced_for(sites, schema, only) if sites is not None
+                 else induced_scans(tree, schema, current_db, dialect, only))
     except SchemaError:
         return scans  # another table's column did not resolve: that table's filters are not ours to judge
     if len(found) != len(scans):

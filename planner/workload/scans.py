@@ -20,6 +20,7 @@ and is collected there. The workload reader first pushes such filters into the d
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping
 
@@ -54,6 +55,15 @@ class Schema:
 
     def __init__(self, tables: Mapping[str, Mapping[str, str]] | None = None):
         self.tables = {k.lower(): {c.lower(): t for c, t in v.items()} for k, v in (tables or {}).items()}
+        self._names: dict[tuple[str, str], frozenset[str] | None] = {}
+
+    def column_names(self, name: str, short: str) -> frozenset[str] | None:
+        """The columns of the table called ``name`` (else ``short``), as a set; None if unknown."""
+        key = (name, short)
+        if key not in self._names:
+            cols = self.columns(name) or self.columns(short)
+            self._names[key] = None if cols is None else frozenset(cols)
+        return self._names[key]
 
     def columns(self, table: str) -> Mapping[str, str] | None:
         if table in self.tables:
@@ -77,6 +87,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
                only: frozenset[str] | None = None) -> Iterator[ScanSite]:
     """Scans of every base table, or only of the tables named in ``only`` (short or qualified)."""
     notes = notes if notes is not None else []
+    memo: dict = {}  # the atoms' columns, found once for all the scans that convert them
     for scope in traverse_scope(tree):
         select = scope.expression
         if not isinstance(select, exp.Select):
@@ -94,7 +105,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
             if not _wanted(name, only):
                 continue
             owner = _owner(scope, sources, src, name, schema, notes)
-            conds = [to_ir(c, owner, dialect) for c in pushable_conditions(select, joins, pos)]
+            conds = [to_ir(c, owner, dialect, memo) for c in pushable_conditions(select, joins, pos)]
 
             def columns_named(select=select, scope=scope, named=named) -> set[tuple[str, str]]:
                 if not named:
@@ -124,11 +135,16 @@ def _named_columns(select: exp.Select, scope: Scope) -> set[tuple[str, str]]:
     (``scope.columns`` walks up from every column: quadratic on a 10,000-term OR)."""
     aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
     out = set()
-    for node in select.walk(prune=lambda n: n is not select and isinstance(n, (exp.Query, exp.Subquery))):
-        if isinstance(node, exp.Column) and not isinstance(node.this, exp.Star):
-            name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
-            if qualifier or name not in aliases:
-                out.add((name, qualifier))
+    queue = deque([select])  # breadth first, as ``walk`` visits them
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, exp.Column):  # a column holds no columns
+            if not isinstance(node.this, exp.Star):
+                name, qualifier = node.name.lower(), node.table.lower() if node.table else ""
+                if qualifier or name not in aliases:
+                    out.add((name, qualifier))
+            continue
+        queue.extend(c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery)))
     return out
 
 
@@ -182,8 +198,7 @@ def pushable_conditions(select: exp.Select, joins: list[exp.Join], pos: int) -> 
 def _source_columns(scope: Scope, src, schema: Schema) -> frozenset[str] | None:
     """The columns a FROM/JOIN source is known to have (None: unknown)."""
     if isinstance(src, exp.Table) and isinstance(scope.sources.get(src.alias_or_name), exp.Table):
-        cols = schema.columns(table_name(src, None)) or schema.columns(src.name.lower())
-        return None if cols is None else frozenset(cols)
+        return schema.column_names(table_name(src, None), src.name.lower())
     inner = scope.sources.get(src.alias_or_name)
     if isinstance(inner, Scope) and isinstance(inner.expression, (exp.Select, exp.SetOperation)):
         return frozenset(n.lower() for n in inner.expression.named_selects)
@@ -221,9 +236,10 @@ def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, 
 
     def of(col: str, qualifier: str) -> str | None:
         key = (col, qualifier)
-        if key not in memo:
-            memo[key] = decide(col, qualifier)
-        return memo[key]
+        name = memo.get(key, memo)
+        if name is memo:
+            name = memo[key] = decide(col, qualifier)
+        return name
 
     def owner(c: exp.Column) -> str | None:
         return of(c.name.lower(), c.table.lower() if c.table else "")
