@@ -33,6 +33,7 @@ import numpy as np
 
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
+from planner.costmodel.sample import interval_bounds
 from planner.join_pruning import SMALL_SET
 from planner.joins import JoinColumn, JoinPath
 from planner.layout import CATCH_ALL, Layout
@@ -144,29 +145,14 @@ class JoinPricing:
         out = null & want.values.null
         if members is not None:
             umask = np.zeros(len(uniq), dtype=bool)
-            for start, end in _bounds(uniq, want.values):
+            for start, end in interval_bounds(uniq, want.values):
                 umask[start:end] = True
             return out | (members & umask).any(axis=1)
-        for start, end in _bounds(uniq, want.values):
+        for start, end in interval_bounds(uniq, want.values):
             # the partition's values span [uniq[lo], uniq[hi]]: an interval holding no sampled value
             # (start == end) still overlaps a range that straddles it
             out |= (hi >= start) & (lo < end) & (hi >= 0)
         return out
-
-
-def _bounds(uniq: list, values: ValueSet) -> list[tuple[int, int]]:
-    """Each interval of ``values`` as ``[start, end)`` over the sorted sample values ``uniq`` (empty
-    intervals kept: ``start == end`` marks the gap between two sampled values it lies in)."""
-    import bisect
-
-    out = []
-    for iv in values.intervals:
-        start = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
-                                         else bisect.bisect_right(uniq, iv.lo))
-        end = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
-                                               else bisect.bisect_left(uniq, iv.hi))
-        out.append((start, max(start, end)))
-    return out
 
 
 __all__ = ["JoinPricing", "joined_attribute", "match_attribute", "is_joined", "ATTRIBUTE_PREFIX", "MATCH_PREFIX"]

@@ -152,16 +152,7 @@ class SampleFrame:
 
     def code_ranges(self, attribute: str, values: ValueSet) -> list[tuple[int, int]]:
         """The set's intervals as half-open ranges of codes (indexes into ``uniques``)."""
-        uniq = self.uniques(attribute)
-        out = []
-        for iv in values.intervals:
-            start = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
-                                             else bisect.bisect_right(uniq, iv.lo))
-            end = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
-                                                   else bisect.bisect_left(uniq, iv.hi))
-            if start < end:
-                out.append((start, end))
-        return out
+        return [(start, end) for start, end in interval_bounds(self.uniques(attribute), values) if start < end]
 
     def region_mask(self, region) -> np.ndarray:
         out = np.ones(self.n, dtype=bool)
@@ -172,3 +163,16 @@ class SampleFrame:
     def sort_keys(self, attribute: str) -> np.ndarray:
         """Order-preserving integer keys (NULLs first, as in Spark's ascending sort)."""
         return self.codes(attribute)
+
+
+def interval_bounds(uniq: list, values: ValueSet) -> list[tuple[int, int]]:
+    """Each interval of ``values`` as ``[start, end)`` over the sorted values ``uniq``; an interval
+    holding none of them is kept as ``start == end``, the gap between two values it lies in."""
+    out = []
+    for iv in values.intervals:
+        start = 0 if iv.lo is None else (bisect.bisect_left(uniq, iv.lo) if iv.lo_closed
+                                         else bisect.bisect_right(uniq, iv.lo))
+        end = len(uniq) if iv.hi is None else (bisect.bisect_right(uniq, iv.hi) if iv.hi_closed
+                                               else bisect.bisect_left(uniq, iv.hi))
+        out.append((start, max(start, end)))
+    return out
