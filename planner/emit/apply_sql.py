@@ -43,7 +43,7 @@ from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zord
 from planner.emit.ddl import table_expr
 from planner.emit.write_plan import WritePlan, files_per_partition, write_plan  # noqa: F401
 from planner.errors import LayoutError
-from planner.layout import CATCH_ALL, Layout
+from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
 
 Z_COLUMN, CURVE_COLUMN, ORDER_COLUMN = "planner_z", "planner_curve", "planner_order"
 
@@ -169,7 +169,11 @@ def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.
         files = plan.files
     cols = [column_ref(c) for c in columns if c.lower() != pcol.lower()]
     static = plan.static_partition
-    part = [] if static is not None else [exp.alias_(partition_case(layout), _ident(pcol))]
+    # The CASE cast to the column's type: Spark casts an INT CASE (small ids) to the BIGINT column
+    # above the SORT BY, then sorts by the cast column for its dynamic-partition writer and drops
+    # our sort as redundant, so the layout's order inside the partitions was lost.
+    part = [] if static is not None else [
+        exp.alias_(exp.cast(partition_case(layout), PARTITION_COLUMN_TYPE), _ident(pcol))]
     select, keys, helpers = _ordered_rows(layout, cols, part, table_expr(source, dialect))
     first = [] if static is not None else [_ref(pcol)]
     if static is None and plan.shuffle and dialect == "spark" and not keys:
