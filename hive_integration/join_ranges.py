@@ -44,7 +44,8 @@ def _table(name: str) -> exp.Table:
                      db=exp.to_identifier(parts[-2], quoted=True) if len(parts) > 1 else None)
 
 
-def _col(alias: str, name: str) -> exp.Column:
+def qualified_column(alias: str, name: str) -> exp.Column:
+    """``alias.`name``` (the name quoted)."""
     return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(alias))
 
 
@@ -124,10 +125,10 @@ def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[Join
                  small: Mapping[JoinColumn, bool]) -> exp.Select:
     """The one join that computes every column's per-partition aggregates (see the module's notes)."""
     aliases, joins = join_chain([c for c, _ in columns])
-    q = exp.select(_col("t", partition_column).as_("pid"))
+    q = exp.select(qualified_column("t", partition_column).as_("pid"))
     for i, (c, _) in enumerate(columns):
         end = aliases[c.path.hops]
-        value, key = _col(end, c.column), _col(end, c.path.hops[-1].key)
+        value, key = qualified_column(end, c.column), qualified_column(end, c.path.hops[-1].key)
         null_seen = exp.Case(ifs=[exp.If(this=exp.and_(exp.Not(this=exp.Is(this=key, expression=exp.Null())),
                                                              exp.Is(this=value.copy(), expression=exp.Null())),
                                          true=exp.Literal.number(1))], default=exp.Literal.number(0))
@@ -136,7 +137,7 @@ def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[Join
         if small.get(c):
             aggs.append(exp.Anonymous(this="collect_set", expressions=[value.copy()]).as_(f"c{i}_set"))
         q = q.select(*aggs, copy=False)
-    return chained(q, _table(table), joins).group_by(_col("t", partition_column), copy=False)
+    return chained(q, _table(table), joins).group_by(qualified_column("t", partition_column), copy=False)
 
 
 def join_chain(columns: Sequence[JoinColumn]) -> tuple[dict[tuple, str], list[tuple[exp.Expression, exp.EQ]]]:
@@ -151,7 +152,7 @@ def join_chain(columns: Sequence[JoinColumn]) -> tuple[dict[tuple, str], list[tu
                 continue
             hop, before = prefix[-1], aliases[prefix[:-1]]
             alias = aliases[prefix] = f"j{len(aliases)}"
-            on = exp.EQ(this=_col(before, hop.column), expression=_col(alias, hop.key))
+            on = exp.EQ(this=qualified_column(before, hop.column), expression=qualified_column(alias, hop.key))
             joins.append((exp.alias_(_table(hop.table), alias, table=True), on))
     return aliases, joins
 
@@ -298,5 +299,6 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
     return joins
 
 
-__all__ = ["compute_join_ranges", "join_chain", "chained", "usable_columns", "refresh", "store", "load",
+__all__ = ["compute_join_ranges", "join_chain", "chained", "qualified_column", "usable_columns", "refresh", "store",
+           "load",
            "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for"]

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from hive_integration.join_ranges import _col, chained, join_chain, usable_columns
+from hive_integration.join_ranges import chained, join_chain, qualified_column, usable_columns
 from planner.costmodel.joined import joined_attribute, match_attribute
 from planner.costmodel.statistics import TableStats
 from planner.joins import JoinColumn
@@ -54,12 +54,12 @@ def with_joined_columns(spark, stats: TableStats, columns: Sequence[JoinColumn],
     spark.createDataFrame(keys).createOrReplaceTempView(view)
     try:
         aliases, joins = join_chain([c for c, _ in usable])
-        q = exp.select(_col("t", _SID).as_("sid"))
+        q = exp.select(qualified_column("t", _SID).as_("sid"))
         paths = list(dict.fromkeys(c.path for c, _ in usable))
         for i, (c, _) in enumerate(usable):
-            q = q.select(_col(aliases[c.path.hops], c.column).as_(f"c{i}"), copy=False)
+            q = q.select(qualified_column(aliases[c.path.hops], c.column).as_(f"c{i}"), copy=False)
         for i, p in enumerate(paths):
-            key = _col(aliases[p.hops], p.hops[-1].key)
+            key = qualified_column(aliases[p.hops], p.hops[-1].key)
             q = q.select(exp.Not(this=exp.Is(this=key, expression=exp.Null())).as_(f"m{i}"), copy=False)
         q = chained(q, exp.Table(this=exp.to_identifier(view)), joins)
         joined = spark.sql(q.sql(dialect="spark")).toArrow()
