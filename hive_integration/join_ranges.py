@@ -300,5 +300,4 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
 
 
 __all__ = ["compute_join_ranges", "join_chain", "chained", "qualified_column", "usable_columns", "refresh", "store",
-           "load",
-           "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for"]
+           "load", "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for"]
