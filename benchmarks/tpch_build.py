@@ -131,24 +131,23 @@ def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, 
     """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``, timed."""
     runner = SparkRunner(spark)
     seconds = None
-    if not (reuse and _exists(spark, target) and _complete(spark, target, source)):
+    ctas = exp.Create(
+        this=table_expr(target, "spark"), kind="TABLE",
+        properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.Var(this="PARQUET"),
+                                                                      hive_format=True)]),
+        expression=exp.select(exp.Star()).from_(table_expr(source, "spark")))
+    sql = ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
+    digest = _digest([sql])
+    stages: list[Stage] = []
+    if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
         _drop(runner, target)
-        ctas = exp.Create(
-            this=table_expr(target, "spark"), kind="TABLE",
-            properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.Var(this="PARQUET"),
-                                                                          hive_format=True)]),
-            expression=exp.select(exp.Star()).from_(table_expr(source, "spark")))
-        sql = ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
-        stages: list[Stage] = []
         t = time.perf_counter()
         with stages_of(spark, stages):
             _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
         seconds = time.perf_counter() - t
-        runner.execute(exp.Alter(this=table_expr(target, "spark"), kind="TABLE", actions=[exp.AlterSet(
-            expressions=[exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FILL_KEY),
-                                                                  value=exp.Literal.string(digest))])])]).sql(dialect="spark"))
+        _mark_filled(runner, target, digest)
     files, groups, size = footprint(spark, target)
-    return Built(target, seconds, files, groups, size, 0, "CTAS", tuple(stages) if seconds else ())
+    return Built(target, seconds, files, groups, size, 0, "CTAS", tuple(stages))
 
 
 def _complete(spark: SparkSession, table: str, source: str) -> bool:
@@ -158,6 +157,17 @@ def _complete(spark: SparkSession, table: str, source: str) -> bool:
 
 
 FILL_KEY = "planner.bench.fill_sha256"  # the statements that filled a benchmark table
+
+
+def _digest(statements: list[str]) -> str:
+    return hashlib.sha256("\n".join(statements).encode()).hexdigest()
+
+
+def _mark_filled(runner: SparkRunner, table: str, digest: str) -> None:
+    """Record in ``table``'s properties the digest of the statements that filled it."""
+    runner.execute(exp.Alter(this=table_expr(table, "spark"), kind="TABLE", actions=[exp.AlterSet(
+        expressions=[exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FILL_KEY),
+                                                              value=exp.Literal.string(digest))])])]).sql(dialect="spark"))
 
 
 def _fill_digest(spark: SparkSession, table: str) -> str | None:
@@ -182,7 +192,7 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     stages: list[Stage] = []
     create = create_table_sql(layout, columns, target, dialect="spark")
     fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)
-    digest = hashlib.sha256("\n".join([create, *fill]).encode()).hexdigest()
+    digest = _digest([create, *fill])
     # reused only when built by the same SQL: the layout, its write hints and the planner's emission
     if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
         _drop(runner, target)
@@ -197,9 +207,7 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
         with stages_of(spark, stages):
             _with_block_size(spark, block_bytes, run)
         seconds = time.perf_counter() - t
-        runner.execute(exp.Alter(this=table_expr(target, "spark"), kind="TABLE", actions=[exp.AlterSet(
-            expressions=[exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FILL_KEY),
-                                                                  value=exp.Literal.string(digest))])])]).sql(dialect="spark"))
+        _mark_filled(runner, target, digest)
     files, groups, size = footprint(spark, target)
     return Built(target, seconds, files, groups, size, _partitions(spark, target), plan.describe(), tuple(stages))
 
