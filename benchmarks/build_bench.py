@@ -31,7 +31,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from benchmarks.tpch_build import Built, Stage, build_copy, build_layout, stages_of
-from planner.layout import Layout, Ordering
+from planner.layout import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"pick": 1.5, "sort": 1.5, "curve": 2.0, "statistics": 1.0}

@@ -176,7 +176,7 @@ def report(result: dict, command: str) -> str:
     ratio_static = t["partial"]["total"] / t["static"]["total"]
     ratio_full = t["partial"]["total"] / t["full"]["total"]
     q = result["quarter"]
-    lines = [f"# Drift benchmark (issue 15)", "",
+    lines = ["# Drift benchmark (issue 15)", "",
              f"Command: `{command}`. TPC-H lineitem SF {result['scale']:g} ({result['rows']:,} rows), sample "
              f"{result['sample_rows']:,} rows; {result['windows']} windows of {result['window_queries']} queries "
              f"(phases: {', '.join(dict.fromkeys(result['phases']))}); c = {result['write_cost']:g}; "

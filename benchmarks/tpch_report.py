@@ -358,7 +358,7 @@ def notes(results: dict, summary: dict) -> list[str]:
     if dup:
         out.append("* Identical layouts are built and measured once: " + "; ".join(
             f"`{r['key']}` is also {', '.join(r['aliases'])}" for r in dup) + ".")
-    out.append(f"* SF 10 runs with `--scale 10` (not run for this file).")
+    out.append("* SF 10 runs with `--scale 10` (not run for this file).")
     return out
 
 

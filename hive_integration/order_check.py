@@ -25,7 +25,7 @@ from collections import defaultdict
 from hive_integration.footers import read_footers
 from planner.clustering import row_group_ranges
 from planner.costmodel.statistics import DataFile
-from planner.emit.apply_sql import files_per_partition
+from planner.emit.write_plan import files_per_partition
 from planner.layout import CATCH_ALL, Layout
 
 

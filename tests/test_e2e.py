@@ -268,4 +268,4 @@ def test_advise_every_table_the_workload_reads(spark, tpch_small, tmp_path, fres
     assert "no query filters any of its columns" in by_table[f"{fresh_db}.nation"]["reason"]
     assert "not a table in the metastore" in by_table[f"{fresh_db}.scratch_tmp"]["reason"]
     text = invoke("advise", str(wl), "--out-dir", str(tmp_path / "again"), *SMALL, "--allow-regressions", *state)
-    assert f"left alone: no query filters any of its columns" in text and f"advised: {tmp_path / 'again' / table}/" in text
+    assert "left alone: no query filters any of its columns" in text and f"advised: {tmp_path / 'again' / table}/" in text

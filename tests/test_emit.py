@@ -219,7 +219,7 @@ def test_insert_has_partition_case_distribute_and_sort():
     sort = select.args["sort"].expressions
     assert sort[0].this.name == "planner_pid"  # the writer's required order first, so z-order survives
     assert sort[1].this.name == "planner_z"  # a column computed once per row, not an expression per comparison
-    assert stmts[6] == f"ALTER TABLE `tpch`.`lineitem` RENAME TO `tpch`.`lineitem__before_20240101000000`"
+    assert stmts[6] == "ALTER TABLE `tpch`.`lineitem` RENAME TO `tpch`.`lineitem__before_20240101000000`"
     assert stmts[7] == "ALTER TABLE `tpch`.`new` RENAME TO `tpch`.`lineitem`"
     hive = sqlglot.parse_one(apply_statements(small_layout(), COLUMNS, "tpch.lineitem", "tpch.new",
                                               dialect="hive", backup=BACKUP, files={2: 4})[4], read="hive")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
 import math
 import os
 from collections import Counter

@@ -22,7 +22,6 @@ from hive_integration.tpch import load_table
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
-from planner.layout import Ordering
 from planner.rewrite import rewrite_query
 from planner.workload import Schema, read_workload
 

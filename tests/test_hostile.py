@@ -17,7 +17,6 @@ Every input tried is counted in the "hostile inputs" figure (tests/figures.py).
 """
 from __future__ import annotations
 
-import random
 import time
 from decimal import Decimal
 from pathlib import Path

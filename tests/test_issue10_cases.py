@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from dataclasses import replace
-from decimal import Decimal
 
 import pytest
 

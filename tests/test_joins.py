@@ -12,12 +12,11 @@ import os
 import random
 from pathlib import Path
 
-import pytest
 import sqlglot
 
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
-from planner.join_pruning import JoinRange, JoinRanges, join_pruning
+from planner.join_pruning import JoinRange, JoinRanges
 from planner.joins import Hop, JoinColumn, JoinPath, induced_scans
 from planner.layout import Layout, Partition
 from planner.rewrite import JoinContext, explain_query, rewrite_query

@@ -210,7 +210,7 @@ def member(vs, v) -> bool:
 
 def truth(e, row):
     """The three-valued truth of a bound predicate on a row (None when it is opaque)."""
-    from planner.cnf.ir import And, Const, Not, Opaque, Or, Pred
+    from planner.cnf.ir import And, Const, Not, Or, Pred
 
     if isinstance(e, Const):
         return e.value

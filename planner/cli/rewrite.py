@@ -23,7 +23,7 @@ import click
 
 from planner.cli.console import Console
 from planner.cli.engine import check_metastore, start_spark, verbose
-from planner.cli.options import format_option, metastore_options, output_file_option, workload_options
+from planner.cli.options import metastore_options, output_file_option, workload_options
 from planner.errors import InputError, Location, WorkloadError
 from planner.rewrite import RewriteNote, ScanExplanation, explain_query, rewrite_query
 from planner.workload.parse import classify

@@ -31,7 +31,6 @@ from planner.semantics.casts import cast
 from planner.semantics.coercion import comparison_type, common_type
 from planner.semantics.constants import Const, Lit
 from planner.semantics.evaluate import evaluate, integral_vs_decimal_literal
-from planner.semantics.floats import exact_to_float32
 from planner.semantics.settings import Raises, Settings, Typed
 from planner.semantics.types import SparkType
 from planner.semantics.zones import start_of_day, to_wall, trusted, zone

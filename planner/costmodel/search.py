@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-import numpy as np
 
 from planner.cnf.values import Kind
 from planner.costmodel import baselines

@@ -37,11 +37,10 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.costmodel.curves import spread  # noqa: F401  (re-exported: tests and older callers)
 from planner.emit.conditions import attribute_expr, column_ref, region_predicate
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
 from planner.emit.ddl import table_expr
-from planner.emit.write_plan import WritePlan, files_per_partition, write_plan  # noqa: F401
+from planner.emit.write_plan import WritePlan, write_plan
 from planner.errors import LayoutError
 from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
 

@@ -20,7 +20,7 @@ from typing import Iterator
 
 import sqlglot
 from sqlglot.errors import TokenError
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokens import TokenType
 
 from planner.errors import Location, WorkloadError
 
