@@ -243,6 +243,12 @@ def report(results: list[dict], total_rows: int, scale: float, load: tuple, minu
     return "\n".join(lines) + "\n"
 
 
+def session_conf(scale: float) -> dict[str, str]:
+    """Driver memory and shuffle partitions for ``scale``: SF 1's 4g and 8 are sized for 6 M rows."""
+    big = scale >= 5
+    return {"spark.driver.memory": "8g" if big else "4g", "spark.sql.shuffle.partitions": "32" if big else "8"}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_joins", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
@@ -257,8 +263,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     started, load0 = time.monotonic(), os.getloadavg()[0]
     state = Path(args.state_dir) / f"sf{args.scale:g}"
-    spark = build_spark_session(state / "spark", app_name="tpch-joins",
-                                conf={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": "8"})
+    spark = build_spark_session(state / "spark", app_name="tpch-joins", conf=session_conf(args.scale))
     db = "bench_joins"
     log = lambda m: print(m, flush=True)  # noqa: E731
     described = setup(spark, args.scale, state / "data", db, log, args.layout, state)

@@ -144,10 +144,7 @@ class JoinPricing:
         uniq = self.sample.uniques(want.attribute)
         out = null & want.values.null
         if members is not None:
-            umask = np.zeros(len(uniq), dtype=bool)
-            for start, end in interval_bounds(uniq, want.values):
-                umask[start:end] = True
-            return out | (members & umask).any(axis=1)
+            return out | (members & self.sample.value_mask(want.attribute, want.values)).any(axis=1)
         for start, end in interval_bounds(uniq, want.values):
             # the partition's values span [uniq[lo], uniq[hi]]: an interval holding no sampled value
             # (start == end) still overlaps a range that straddles it

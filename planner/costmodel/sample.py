@@ -140,15 +140,19 @@ class SampleFrame:
         key = (attribute, values)
         hit = self._masks.get(key)
         if hit is None:
-            umask = np.zeros(len(self.uniques(attribute)) + 1, dtype=bool)
-            for start, end in self.code_ranges(attribute, values):
-                umask[start:end] = True
-            umask[-1] = values.null
-            hit = umask[self.codes(attribute)]
+            # codes index the distinct values; -1 (NULL) picks the slot appended at the end
+            hit = np.append(self.value_mask(attribute, values), values.null)[self.codes(attribute)]
             if len(self._masks) >= self.MAX_CACHED_MASKS:
                 self._masks.pop(next(iter(self._masks)))
             self._masks[key] = hit
         return hit
+
+    def value_mask(self, attribute: str, values: ValueSet) -> np.ndarray:
+        """Which of ``attribute``'s distinct sampled values (``uniques``) lie in ``values``."""
+        umask = np.zeros(len(self.uniques(attribute)), dtype=bool)
+        for start, end in self.code_ranges(attribute, values):
+            umask[start:end] = True
+        return umask
 
     def code_ranges(self, attribute: str, values: ValueSet) -> list[tuple[int, int]]:
         """The set's intervals as half-open ranges of codes (indexes into ``uniques``)."""
