@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 import os
 import pickle
 import random
@@ -40,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from planner.advice import Advice, advise
+from planner.advice import Advice, advise, write_hints
 from planner.analysis import TableAnalysis, analyze_table
 from planner.cnf.values import kind_of_type
 from planner.costmodel import baselines
@@ -288,16 +287,10 @@ def choose_layouts(cfg: Config, runs: dict[str, WorkloadRun], stats) -> tuple[li
 
 
 def with_write_hints(layout: Layout, model: CostModel, block_bytes: int) -> Layout:
-    """The layout with the write hints ``planner.advice`` gives its pick, so that every layout is
-    written alike: ``ceil(partition bytes / target file size)`` files per partition, the
-    benchmark's row-group size and the planner's page size."""
-    row_bytes = model.stats.bytes / max(model.stats.rows, 1)
-    sizes = model.partition_rows(layout)
-    files = {str(p.id): math.ceil(rows * row_bytes / model.params.target_file_bytes)
-             for p, rows in zip(layout.partitions, sizes)}
-    hints = {"row_group_rows": model.params.row_group_rows, "page_rows": model.params.page_rows,
-             "parquet_block_size": block_bytes, "files_per_partition": {k: v for k, v in files.items() if v > 1},
-             "source_clustered": clustered_columns(model)}
+    """The layout with the write hints ``planner.advice`` gives its pick (so that every layout is
+    written alike), the benchmark's row-group size and the source's clustered columns."""
+    hints = write_hints(layout, model.partition_rows(layout), model.stats, model.params)
+    hints |= {"parquet_block_size": block_bytes, "source_clustered": clustered_columns(model)}
     return replace(layout, meta=tuple((dict(layout.meta) | hints).items()))
 
 

@@ -64,7 +64,7 @@ class Advice:
             "table_rows": self.stats.rows,
             "estimated_rows_read": round(self.result.best.rows),
             "estimated_full_scan_rows": round(self.full_scan_rows),
-        } | write_hints(cost, self.stats, self.params) | {"source_clustered": list(self.clustered)}
+        } | write_hints(cost.layout, cost.partition_rows, self.stats, self.params) | {"source_clustered": list(self.clustered)}
         return replace(best, meta=tuple(meta.items()))
 
 
@@ -115,17 +115,18 @@ def _aggregating_scans(workload: Workload, analysis: TableAnalysis) -> list[bool
     return [memo[s.query] for s in analysis.scans]
 
 
-def write_hints(cost: LayoutCost, stats: TableStats, params: CostParams) -> dict:
-    """How the layout must be written for the cost model's assumptions to hold: row groups of
+def write_hints(layout: Layout, partition_rows, stats: TableStats, params: CostParams) -> dict:
+    """How ``layout`` must be written for the cost model's assumptions to hold: row groups of
     ``row_group_rows`` rows and ``ceil(partition bytes / target file size)`` files per partition.
-    The estimated rows per partition go along, for ``planner explain``."""
+    The estimated rows per partition (``partition_rows``, in the layout's order) go along, for
+    ``planner explain``."""
     row_bytes = stats.bytes / max(stats.rows, 1)
     files = {str(p.id): math.ceil(rows * row_bytes / params.target_file_bytes)
-             for p, rows in zip(cost.layout.partitions, cost.partition_rows)}
+             for p, rows in zip(layout.partitions, partition_rows)}
     return {"row_group_rows": params.row_group_rows, "page_rows": params.page_rows,
             "table_bytes": stats.bytes,  # sizes the write plan (planner.emit.write_plan)
             "files_per_partition": {k: v for k, v in files.items() if v > 1},
-            "partition_rows": {str(p.id): round(rows) for p, rows in zip(cost.layout.partitions, cost.partition_rows)}}
+            "partition_rows": {str(p.id): round(rows) for p, rows in zip(layout.partitions, partition_rows)}}
 
 
 def _fmt(n: float) -> str:
