@@ -281,9 +281,16 @@ class ApplyReport:
 
 
 # ---- lease --------------------------------------------------------------------------------------
+# what a lease's holder is doing to the table (the owner id starts with it), for the refusal's message
+LEASE_PURPOSES = {"apply": "applied", "relayout": "laid out again", "append": "appended to"}
+
+
 def acquire_lease(cat: Catalog, table: str, *, ttl: float = DEFAULT_LEASE_TTL, break_lease: bool = False,
-                  owner: str | None = None) -> str:
-    owner = owner or uuid.uuid4().hex
+                  owner: str | None = None, purpose: str = "apply") -> str:
+    """Take ``table``'s lease for ``purpose`` (a key of ``LEASE_PURPOSES``); returns the owner id.
+    Apply, relayout and append each hold it while they change the table, so none of them loses
+    the others' rows."""
+    owner = owner or f"{purpose}-{uuid.uuid4().hex}"
     _check_lease(cat, table, None, ttl, break_lease)
     cat.set_properties(table, {OWNER: owner, SINCE: str(int(time.time()))})
     _check_lease(cat, table, owner, ttl, break_lease=False)
@@ -300,7 +307,8 @@ def _check_lease(cat: Catalog, table: str, owner: str | None, ttl: float, break_
     except ValueError:
         age = float("inf")
     if owner is not None or age < ttl:
-        raise LeaseError(f"{cat.names.qualified(table)} is being applied by another run (owner {held}, "
+        doing = LEASE_PURPOSES.get(held.split("-", 1)[0], "applied")
+        raise LeaseError(f"{cat.names.qualified(table)} is being {doing} by another run (owner {held}, "
                          f"since {int(age)} s ago; leases expire after {int(ttl)} s). If that run crashed, "
                          "re-run with --break-lease")
 
@@ -560,4 +568,5 @@ def _resume_missing_source(cat: Catalog, layout: Layout, report: ApplyReport, sa
 
 
 __all__ = ["ApplyReport", "HiveServer2Runner", "Runner", "SparkRunner", "SimulatedCrash", "FAULT_POINTS",
-           "apply_layout", "acquire_lease", "release_lease"]
+           "apply_layout", "acquire_lease", "release_lease",
+           "LEASE_PURPOSES"]

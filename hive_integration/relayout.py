@@ -211,7 +211,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
         say("nothing to re-cut")
         return report
     columns = source_columns(cat, plan.current)
-    owner = acquire_lease(cat, src, break_lease=break_lease)
+    owner = acquire_lease(cat, src, break_lease=break_lease, purpose="relayout")
     say(f"lease on {names.qualified(src)} taken ({owner})")
     parts = _Partitions(spark, db, src, plan.layout.partition_column)
     files = _Files(spark)

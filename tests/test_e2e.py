@@ -219,7 +219,7 @@ def test_standalone_metastore_and_hiveserver2(path, metastore, thrift_server, sh
 
 # ---- appends ---------------------------------------------------------------------------------------
 def test_append_lands_rows_in_their_partitions(spark, fresh_db, tmp_path):
-    from hive_integration.apply import SparkRunner, apply_layout
+    from hive_integration.apply import OWNER, Catalog, SparkRunner, TableNames, acquire_lease, apply_layout
     from planner.cnf.values import Kind
     from planner.cnf.valueset import ValueSet
     from planner.layout import Layout, Partition
@@ -243,6 +243,15 @@ def test_append_lands_rows_in_their_partitions(spark, fresh_db, tmp_path):
     spark.sql(f"CREATE TABLE {fresh_db}.wrong (k STRING) STORED AS PARQUET")
     bad = CliRunner().invoke(cli, ["append", f"{fresh_db}.wrong", "--into", t, *state])
     assert bad.exit_code != 0 and "lacks or mistypes" in bad.output and "Traceback" not in bad.output
+    # the lease is released after the append ...
+    assert OWNER not in {r[0] for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect()}
+    # ... and an apply running now (it holds the lease) makes the append wait, not lose its rows in the swap
+    owner = acquire_lease(Catalog(SparkRunner(spark), TableNames.of(t)), t.split(".")[1])
+    refused = CliRunner().invoke(cli, ["append", batch, "--into", t, *state])
+    assert refused.exit_code != 0 and "is being applied by another run" in refused.output
+    assert "Traceback" not in refused.output and spark.table(t).count() == 6
+    other = CliRunner().invoke(cli, ["append", batch, "--into", t, "--break-lease", *state])
+    assert "appended 3 rows" in other.output and owner
 
 
 # ---- advise without --table: every table the workload reads, ranked ----------------------------------

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from planner.cli.apply import runner_for
 from planner.cli.console import Console
-from planner.cli.options import format_option, metastore_options
+from planner.cli.options import break_lease_option, format_option, metastore_options
 from planner.emit.apply_sql import append_statements, statements_text
 from planner.emit.ddl import layout_from_properties
 from planner.errors import ApplyError, InputError
@@ -32,11 +32,12 @@ def _norm(t: str) -> str:
 @click.option("--into", "target", required=True, help="The laid-out table to append to, e.g. tpch.lineitem.")
 @click.option("--hiveserver2", metavar="HOST:PORT", help="Run on HiveServer2 (NOSASL) instead of in-process Spark.")
 @click.option("--print-sql", is_flag=True, help="Print the statements instead of running them.")
+@break_lease_option
 @format_option
 @metastore_options
-def append_cmd(batch, target, hiveserver2, print_sql, fmt, metastore, state_dir):
+def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastore, state_dir):
     """Insert the rows of table BATCH into laid-out table TARGET, each into its partition."""
-    from hive_integration.apply import Catalog, TableNames
+    from hive_integration.apply import Catalog, TableNames, acquire_lease, release_lease
 
     console = Console(fmt)
     runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
@@ -65,14 +66,19 @@ def append_cmd(batch, target, hiveserver2, print_sql, fmt, metastore, state_dir)
                 click.echo(statements_text(stmts), nl=False)
             return
         count = exp.select(exp.Count(this=exp.Star())).from_(into.names.expr(into.names.source, runner.dialect))
-        before = into.run(count)[0][0]
-        with console.spark_work(spark, f"appending {batch} to {target}"):
-            for s in stmts:
-                runner.execute(s)
-        after = into.run(count)[0][0]
-        from hive_integration.join_ranges import after_apply  # issue 13: the new rows change the join ranges
+        # held while the rows go in: an apply or relayout running now would swap in a copy without them
+        owner = acquire_lease(into, into.names.source, break_lease=break_lease, purpose="append")
+        try:
+            before = into.run(count)[0][0]
+            with console.spark_work(spark, f"appending {batch} to {target}"):
+                for s in stmts:
+                    runner.execute(s)
+            after = into.run(count)[0][0]
+            from hive_integration.join_ranges import after_apply  # issue 13: the new rows change the join ranges
 
-        after_apply(runner, layout, console.say)
+            after_apply(runner, layout, console.say)
+        finally:
+            release_lease(into, into.names.source, owner)
         broken = None
         if spark is not None:  # footers are read through Spark's file listing
             from hive_integration.order_check import unordered_partitions

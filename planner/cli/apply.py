@@ -14,7 +14,7 @@ import click
 
 from planner.cli.console import Console
 from planner.cli.engine import start_spark, verbose
-from planner.cli.options import format_option, metastore_options
+from planner.cli.options import break_lease_option, format_option, metastore_options
 from planner.emit.ddl import columns_of_create
 from planner.errors import InputError, LayoutError
 from planner.layout import Layout
@@ -64,7 +64,7 @@ def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | 
 @click.option("--hiveserver2", metavar="HOST:PORT", help="Run the statements on HiveServer2 (NOSASL) instead "
               "of an in-process Spark.")
 @click.option("--drop-old", is_flag=True, help="Drop the previous table (<t>__before_<stamp>) after success.")
-@click.option("--break-lease", is_flag=True, help="Take over the lease left on the table by a crashed run.")
+@break_lease_option
 @click.option("--file-format", type=click.Choice(["PARQUET", "ORC"], case_sensitive=False), default="PARQUET",
               show_default=True)
 @format_option

@@ -35,6 +35,11 @@ def format_option(fn):
                         help="Output for people (text, with progress on a terminal) or for scripts (json).")(fn)
 
 
+def break_lease_option(fn):
+    return click.option("--break-lease", is_flag=True,
+                        help="Take over the lease left on the table by a crashed run.")(fn)
+
+
 def workload_options(fn):
     """``--dialect``, ``--on-error`` and ``--format``, as every command reading SQL files has them."""
     return dialect_option(on_error_option(format_option(fn)))

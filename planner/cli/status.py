@@ -18,7 +18,8 @@ import click
 
 from planner.cli.console import Console
 from planner.cli.engine import start_spark, verbose, workload_text
-from planner.cli.options import eventlog_options, format_option, metastore_options, workload_options
+from planner.cli.options import (break_lease_option, eventlog_options, format_option, metastore_options,
+                                 workload_options)
 from planner.errors import InputError
 from planner.workload import Schema, parse_workload
 
@@ -168,7 +169,7 @@ def status_cmd(table, workload, eventlog, since, until, min_count, sample_rows, 
               "broke (see `planner append`), each in place of itself, in order.")
 @click.option("--print-sql", is_flag=True, help="Print the statements instead of running them.")
 @click.option("--drop-old", is_flag=True, help="Delete the re-cut partitions' old files after success.")
-@click.option("--break-lease", is_flag=True, help="Take over the lease left on the table by a crashed run.")
+@break_lease_option
 @format_option
 @metastore_options
 @click.option("--dialect", type=click.Choice(["hive", "spark"]), default="hive", show_default=True)
