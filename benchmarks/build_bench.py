@@ -70,7 +70,7 @@ def statistics_figure(spark, table: str, sample_rows: int, rounds: int, cache_di
     """``gather_stats`` (no cache) against a count scan plus the old Bernoulli sample, alternating."""
     import shutil
 
-    from hive_integration.statistics import gather_stats
+    from hive_integration.statistics_pass import gather_stats
 
     rows = spark.table(table).count()
     fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))

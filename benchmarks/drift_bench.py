@@ -29,14 +29,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hive_integration.tpch import generate_lineitem
+from hive_integration.tpch_data import generate_lineitem
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.drift import STRATEGIES, hindsight, replay
-from planner.relayout import model_for, plan_relayout
+from planner.relayout_plan import model_for, plan_relayout
 from planner.workload import Schema, parse_workload
 from planner.workload_gen.adhoc import adhoc_workload
 from planner.workload_gen.tpch import tpch_workload

@@ -25,13 +25,13 @@ from hive_integration.layouts import sql as planner_sql
 from hive_integration.metrics import collect_scan_metrics, scans_kept
 from hive_integration.relayout import SimulatedCrash, relayout
 from hive_integration.session import build_spark_session
-from hive_integration.statistics import gather_stats, table_schema
-from hive_integration.tpch import generate_lineitem, load_table
+from hive_integration.statistics_pass import gather_stats, table_schema
+from hive_integration.tpch_data import generate_lineitem, load_table
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.layout import with_generation
-from planner.relayout import model_for, plan_relayout
+from planner.relayout_plan import model_for, plan_relayout
 from planner.workload import Schema, parse_workload
 from planner.workload_gen.tpch import tpch_workload
 

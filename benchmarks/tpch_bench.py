@@ -310,8 +310,8 @@ class Source:
 def load_source(spark, cfg: Config, stamp) -> Source:
     """Generate the data, load ``<db>.lineitem``, gather its statistics (cached by snapshot)."""
     from benchmarks.tpch_build import footprint
-    from hive_integration.statistics import gather_stats, table_schema
-    from hive_integration.tpch import generate_lineitem, load_table
+    from hive_integration.statistics_pass import gather_stats, table_schema
+    from hive_integration.tpch_data import generate_lineitem, load_table
 
     source = f"{cfg.db}.lineitem"
     data = generate_lineitem(cfg.scale, cfg.state_dir / "data")

@@ -37,7 +37,7 @@ from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import sql as planner_sql
 from hive_integration.metrics import collect_scan_metrics, scans_kept
 from hive_integration.session import build_spark_session
-from hive_integration.tpch import generate_table, load_table
+from hive_integration.tpch_data import generate_table, load_table
 from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
@@ -88,7 +88,7 @@ def advised_layout(spark, db: str, wl, analysis, state: Path, log) -> Layout:
     Statistics come from ``lineitem_copy`` (the same rows as loaded, never laid out): lineitem itself
     may hold an earlier run's layout."""
     from hive_integration.join_sample import with_joined_columns
-    from hive_integration.statistics import gather_stats
+    from hive_integration.statistics_pass import gather_stats
     from planner.advice import advise, advice_text
     from planner.costmodel.cost import CostParams
     from planner.join_pruning import MAX_COLUMNS

@@ -74,14 +74,14 @@ class SparkRunner:
         self.spark = spark
 
     def execute(self, sql: str) -> list[tuple]:
-        from hive_integration.errors import spark_errors
+        from hive_integration.spark_errors import spark_errors
 
         with spark_errors(f"running `{' '.join(sql.split())[:300]}`"):
             return [tuple(r) for r in self.spark.sql(sql).collect()]
 
     def table_bytes(self, table: str) -> int | None:
         """Bytes of the table's data files (None if they cannot be listed)."""
-        from hive_integration.statistics import _files
+        from hive_integration.statistics_pass import _files
 
         try:
             return sum(size for _, size, _ in _files(self.spark, table))
@@ -106,7 +106,7 @@ class SparkRunner:
         computed in the same pass (``DataFrame.observe``): the source is read once."""
         from pyspark.sql import Observation, functions as F
 
-        from hive_integration.errors import spark_errors
+        from hive_integration.spark_errors import spark_errors
 
         tree = sqlglot.parse_one(sql, read="spark")
         (source,) = {t.sql(dialect="spark") for t in tree.expression.find_all(exp.Table)}

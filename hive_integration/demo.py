@@ -43,7 +43,7 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     from hive_integration.demo_compare import apply_and_compare, current_layout
     from hive_integration.session import build_spark_session, default_state_dir
-    from hive_integration.tpch import generate_lineitem
+    from hive_integration.tpch_data import generate_lineitem
 
     state = Path(args.state_dir).resolve() if args.state_dir else default_state_dir()
     t0 = time.time()
@@ -80,7 +80,7 @@ def _load(spark, data: Path, scale: float) -> None:
     count) is replaced, and so are the copies earlier runs kept of it."""
     from sqlglot import exp
 
-    from hive_integration.tpch import load_table
+    from hive_integration.tpch_data import load_table
 
     if spark.catalog.tableExists(TABLE):
         want, have = _rows_in(data), spark.table(TABLE).count()

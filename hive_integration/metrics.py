@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Row, SparkSession
 
-from hive_integration.errors import spark_errors
+from hive_integration.spark_errors import spark_errors
 
 
 @dataclass(frozen=True)

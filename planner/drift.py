@@ -7,7 +7,7 @@ first window) and, after each window, may change the layout for the next:
 * ``full``: re-advises on the window just seen and rewrites the whole table whenever the best
   layout differs from the current one;
 * ``partial``: re-cuts only the partitions whose gain on the window just seen exceeds c × their
-  rows (``planner.relayout``), toward the window's best layout; the whole table is a candidate
+  rows (``planner.relayout_plan``), toward the window's best layout; the whole table is a candidate
   too (Amoeba's root), taken when its gain less c × the table's rows beats the partitions' plan;
 * ``partitions`` (on request): ``partial`` without the root, each partition alone (what partial
   was before the root became a candidate; kept for comparison).
@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from planner.costmodel.cost import CostModel
 from planner.layout import Layout
-from planner.relayout import DEFAULT_WRITE_COST, model_for, plan_relayout
+from planner.relayout_plan import DEFAULT_WRITE_COST, model_for, plan_relayout
 
 STRATEGIES = ("static", "full", "partial")
 

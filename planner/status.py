@@ -3,7 +3,7 @@
 * what the current layout costs the window (the model's rows read, plus partition/file overheads),
   what the best layout would cost, and a full scan;
 * the rows a switch rewrites: the whole table for a full re-layout, the chosen partitions for a
-  partial one (``planner.relayout``);
+  partial one (``planner.relayout_plan``);
 * the break-even in queries: ``c × rows rewritten / gain per query``, the number of queries like the
   window's after which the switch has paid for itself (∞ when it gains nothing);
 * hot partitions (read by at least half of the window's scans), cold ones (read by none) and
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from planner.costmodel.cost import CostModel, LayoutCost
 from planner.layout import Layout
-from planner.relayout import RelayoutPlan, model_for
+from planner.relayout_plan import RelayoutPlan, model_for
 
 HOT_SHARE = 0.5  # a partition read by at least this share of the window's scans is hot
 

@@ -22,7 +22,7 @@ from hypothesis import settings as hypothesis_settings
 
 from hive_integration.servers import SparkThriftServer, StandaloneMetastore
 from hive_integration.session import build_spark_session
-from hive_integration.tpch import generate_lineitem, load_table
+from hive_integration.tpch_data import generate_lineitem, load_table
 
 TPCH_TEST_SCALE = 0.01  # 60,175 lineitem rows, ~2 MB, generated in < 1 s
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from hive_integration.apply import Catalog, SparkRunner, TableNames, apply_layout
 from hive_integration.session import build_spark_session
-from hive_integration.statistics import gather_stats, table_schema
-from hive_integration.tpch import load_table
+from hive_integration.statistics_pass import gather_stats, table_schema
+from hive_integration.tpch_data import load_table
 from planner.layout import Layout
 
 

@@ -27,7 +27,7 @@ from sqlglot import exp
 import figures
 import planner
 from hive_integration.apply import FAULT_POINTS, OWNER, SINCE, SimulatedCrash, SparkRunner, apply_layout
-from hive_integration.errors import SparkError
+from hive_integration.spark_errors import SparkError
 from planner.errors import ApplyError, LeaseError
 from test_apply import CREATE, FILL, ROWS, int_layout, props, rows, tables
 

@@ -25,7 +25,7 @@ from sqlglot import exp
 import planner
 from hive_integration.hiveserver2 import HiveServer2Client
 from hive_integration.metrics import run_measured
-from hive_integration.tpch import load_table
+from hive_integration.tpch_data import load_table
 from planner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent

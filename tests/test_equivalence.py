@@ -40,7 +40,7 @@ from sqlglot import exp
 import figures
 import planner
 from hive_integration.apply import SparkRunner, apply_layout, write_settings_restored
-from hive_integration.statistics import gather_stats
+from hive_integration.statistics_pass import gather_stats
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.cnf.values import Kind, float_value, parse_date

@@ -17,8 +17,8 @@ from sqlglot import exp
 
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.metrics import run_measured
-from hive_integration.statistics import DEFAULT_SAMPLE_ROWS, gather_stats, table_schema
-from hive_integration.tpch import load_table
+from hive_integration.statistics_pass import DEFAULT_SAMPLE_ROWS, gather_stats, table_schema
+from hive_integration.tpch_data import load_table
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams

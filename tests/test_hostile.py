@@ -395,7 +395,7 @@ def test_a_hostile_table_round_trips_through_spark(spark, hostile_db):
 
     import planner
     from hive_integration.apply import SparkRunner, apply_layout
-    from hive_integration.statistics import gather_stats
+    from hive_integration.statistics_pass import gather_stats
     from planner.advice import advise
     from planner.costmodel.cost import CostParams
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from hive_integration.errors import SparkError
+from hive_integration.spark_errors import SparkError
 from hive_integration.hiveserver2 import HiveServer2Client
 from hive_integration.metastore import MetastoreClient, parse_uri
 from hive_integration.metrics import ScanMetrics, collect_scan_metrics, run_measured
 from hive_integration.servers import ServerStartError, StandaloneMetastore, port_open
-from hive_integration.tpch import generate_lineitem, load_table
+from hive_integration.tpch_data import generate_lineitem, load_table
 from planner.errors import ApplyError, InputError, MetastoreError, PlannerError
 
 def _by_table(metrics: list[ScanMetrics]) -> dict[str, ScanMetrics]:

@@ -26,7 +26,7 @@ import pytest
 import planner
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import session_settings
-from hive_integration.statistics import gather_stats, table_schema
+from hive_integration.statistics_pass import gather_stats, table_schema
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.cli.apply import ddl_columns

@@ -17,7 +17,7 @@ from hive_integration import join_ranges
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import sql as planner_sql
 from hive_integration.metrics import collect_scan_metrics, scans_kept
-from hive_integration.tpch import generate_table, load_table
+from hive_integration.tpch_data import generate_table, load_table
 from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
@@ -93,7 +93,7 @@ def test_sample_join_prices_what_spark_reads(spark, tpch_db):
     """The sample joined to the other tables carries each sampled row's joined values; with the whole
     table as the sample, the cost model's partitions per query are Spark's own (join pruning included)."""
     from hive_integration.join_sample import with_joined_columns
-    from hive_integration.statistics import gather_stats
+    from hive_integration.statistics_pass import gather_stats
     from planner.costmodel.cost import CostModel
     from planner.costmodel.joined import joined_attribute
 

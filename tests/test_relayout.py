@@ -1,4 +1,4 @@
-"""Partial re-layout (planner.relayout), its SQL, ``planner status``'s figures and clustering depth.
+"""Partial re-layout (planner.relayout_plan), its SQL, ``planner status``'s figures and clustering depth.
 
 Table ``t``: x = 0..9999, y = x mod 100 (uniform, independent of x's ranges), 10,000 rows.
 Current layout: 4 partitions on x (quarters). The new window filters y = 7 on the first quarter
@@ -20,7 +20,7 @@ from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.emit.relayout_sql import recut_insert, relayout_script
 from planner.layout import Layout, Partition, with_generation
-from planner.relayout import intersect_regions, pieces, pieces_of, plan_relayout
+from planner.relayout_plan import intersect_regions, pieces, pieces_of, plan_relayout
 from planner.status import status_of
 from planner.workload import parse_workload
 
@@ -142,7 +142,7 @@ def test_clustering_depth():
 
 
 def test_the_partition_cap_keeps_the_best_gain_per_row():
-    from planner.relayout import PartitionGain, choose
+    from planner.relayout_plan import PartitionGain, choose
 
     gains = [PartitionGain(1, 100, 10_000, 0, 5, 3), PartitionGain(2, 100, 5_000, 0, 5, 3),
              PartitionGain(3, 100, 300, 0, 5, 3)]  # 3 gains 300 < 4 x 100: never

@@ -11,13 +11,13 @@ import pytest
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.layouts import sql as planner_sql
 from hive_integration.relayout import SimulatedCrash, relayout
-from hive_integration.statistics import gather_stats
+from hive_integration.statistics_pass import gather_stats
 from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.layout import Layout, Ordering, Partition, with_generation
-from planner.relayout import plan_relayout
+from planner.relayout_plan import plan_relayout
 from planner.rewrite import rewrite_query
 from planner.workload import parse_workload
 

@@ -16,7 +16,7 @@ import sqlglot
 from planner.drift import replay
 from planner.emit.relayout_sql import recut_insert
 from planner.layout import Layout, Ordering
-from planner.relayout import model_for, pieces_of, plan_relayout
+from planner.relayout_plan import model_for, pieces_of, plan_relayout
 from tests.test_relayout import COLUMNS, N, WINDOW, _by_y, _model, _quarters
 
 EVERYWHERE = "SELECT * FROM t WHERE y = 7;\n" * 20

@@ -20,8 +20,8 @@ import pytest
 
 from hive_integration.apply import Catalog, SparkRunner, TableNames, apply_layout
 from hive_integration.servers import StandaloneCluster
-from hive_integration.statistics import gather_stats, table_schema
-from hive_integration.tpch import load_table
+from hive_integration.statistics_pass import gather_stats, table_schema
+from hive_integration.tpch_data import load_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.layout import Layout, Ordering, Partition

@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from hive_integration.views import spark_view_lookup
+from hive_integration.view_lookup import spark_view_lookup
 from planner.cli.main import cli
 from planner.workload import parse_workload
 

@@ -97,7 +97,7 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
                         page_rows=page_rows, aggregation_factor=aggregation_factor,
                         allow_regressions=allow_regressions)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
-    from hive_integration.views import spark_view_lookup
+    from hive_integration.view_lookup import spark_view_lookup
 
     views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables
     first = parse_workload(text, name, dialect=dialect, on_error=on_error, views=views, joins=False)
@@ -119,7 +119,7 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
                   min_gain: float | None) -> TableOutcome:
     from hive_integration.layouts import SparkCatalogLayouts
     from hive_integration.join_sample import with_joined_columns
-    from hive_integration.statistics import gather_stats, table_schema
+    from hive_integration.statistics_pass import gather_stats, table_schema
     from planner.advice import advise
     from planner.analysis import analyze_table
     from planner.emit.advice_folder import write_advice_folder

@@ -52,7 +52,7 @@ def read_window(table, workload, eventlog, since, until, min_count, dialect, on_
     from planner.advice import advise
     from planner.analysis import analyze_table
     from planner.costmodel.cost import CostModel, CostParams
-    from planner.relayout import plan_relayout
+    from planner.relayout_plan import plan_relayout
 
     text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
     parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
@@ -61,7 +61,7 @@ def read_window(table, workload, eventlog, since, until, min_count, dialect, on_
         table = "default." + table
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
     from hive_integration.layouts import SparkCatalogLayouts, session_settings
-    from hive_integration.statistics import gather_stats, table_schema
+    from hive_integration.statistics_pass import gather_stats, table_schema
 
     db, short = table.split(".", 1)
     columns = table_schema(spark, table)

@@ -1,6 +1,6 @@
 """Table statistics as plain values: the core never talks to Spark.
 
-``hive_integration.statistics`` gathers these from a real table (row count, bytes on disk, column
+``hive_integration.statistics_pass`` gathers these from a real table (row count, bytes on disk, column
 widths, metastore column statistics, and a uniform random sample taken by Spark); tests build them
 by hand. ``hive_integration.footers`` adds what the table's Parquet footers say about its physical
 order: per data file and per row group, the row count and each column's min, max and NULL count

@@ -21,7 +21,7 @@ columns to order them by, e.g. the column the table is clustered on now: a first
 ``("then", i, …)`` of ``bounds`` lists them by column index (``tie_columns``), and the writer
 sorts by ``leaf, then those columns``.
 
-``planner.emit.tree_order`` writes the same number as a nested ``CASE``.
+``planner.emit.tree_order_sql`` writes the same number as a nested ``CASE``.
 """
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Exp
     if order.method == "sort":
         return select, [attribute_expr(c, derived) for c in order.columns], False
     if order.method == "tree":
-        from planner.emit.tree_order import tree_sort_keys
+        from planner.emit.tree_order_sql import tree_sort_keys
         return select, tree_sort_keys(layout), False
     if order.method not in ("zorder", "hilbert"):
         raise LayoutError(f"unknown ordering method {order.method!r}")

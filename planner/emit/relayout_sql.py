@@ -1,4 +1,4 @@
-"""The statements of a partial re-layout (``planner.relayout``), as sqlglot expressions.
+"""The statements of a partial re-layout (``planner.relayout_plan``), as sqlglot expressions.
 
     CREATE TABLE t__planner_relayout (…) PARTITIONED BY (planner_pid) STORED AS PARQUET
       LOCATION '<t's folder>/_planner_relayout_<generation>'          -- external: drop keeps files
@@ -25,7 +25,7 @@ from planner.emit.apply_sql import _var_set, dynamic_partition_settings, insert_
 from planner.emit.conditions import column_ref
 from planner.emit.ddl import create_table, table_expr
 from planner.layout import Layout
-from planner.relayout import RelayoutPlan
+from planner.relayout_plan import RelayoutPlan
 
 STAGING_SUFFIX = "__planner_relayout"
 

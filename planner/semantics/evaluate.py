@@ -19,7 +19,7 @@ from planner.semantics.casts import cast
 from planner.semantics.coercion import arithmetic_types, common_type, comparison_type
 from planner.semantics.constants import (Arith, Call, Cast, Compare, Const, InList, Interval, Lit, Neg,
                                          TypedText)
-from planner.semantics.ordering import compare_values, holds
+from planner.semantics.value_order import compare_values, holds
 from planner.semantics.settings import Outcome, Raises, Settings, Typed, Unmodelled, null
 from planner.semantics.types import BOOLEAN, DATE, INT, STRING, SparkType
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from hive_integration.errors import spark_errors
+from hive_integration.spark_errors import spark_errors
 
 from planner.errors import InputError, PlannerError
 
