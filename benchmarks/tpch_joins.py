@@ -135,26 +135,24 @@ def setup(spark, scale: float, data: Path, db: str, log, layout_choice: str = "a
     wl = parse_workload((ROOT / "sql" / "tpch_workload.sql").read_text(), schema=schema, database=db,
                         tables=[f"{db}.lineitem"])
     analysis = analyze_table(wl, f"{db}.lineitem", schema.columns("lineitem"))
-    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem").collect()}
-    if layout_choice == "held" and "planner.layout.parts" in props and join_ranges.load(spark, f"{db}.lineitem"):
-        return layout_from_properties(props).describe()  # measured as it is: no advise, no apply
+    properties = lambda: {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem").collect()}  # noqa: E731
+    props = properties()
+    held = layout_from_properties(props) if "planner.layout.parts" in props else None
+    if layout_choice == "held" and held is not None and join_ranges.load(spark, f"{db}.lineitem"):
+        return held.describe()  # measured as it is: no advise, no apply
     if layout_choice == "month":
         layout = month_layout(f"{db}.lineitem")
     else:
         layout = advised_layout(spark, db, wl, analysis, state, log)
     layout = with_join_columns(layout, analysis.join_columns())
-    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem").collect()}
-    held = layout_from_properties(props) if "planner.layout.parts" in props else None
     if held is None or (held.partitions, held.order) != (layout.partitions, layout.order):
         report = apply_layout(SparkRunner(spark), layout, drop_old=True, progress=log)
         log(f"applied {layout.describe()}, join ranges included, in {report.seconds:.1f} s")
-        props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem").collect()}
+        held = layout_from_properties(properties())
     if join_ranges.load(spark, f"{db}.lineitem") is None:  # stored by an older run, or unreadable: record anew
         t0 = time.monotonic()
-        props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem").collect()}
-        join_ranges.refresh(spark, layout_from_properties(props), log)
+        join_ranges.refresh(spark, held, log)
         log(f"join ranges recorded in {time.monotonic() - t0:.1f} s")
-    held = layout_from_properties(props)
     return held.describe()
 
 

@@ -3,7 +3,7 @@
     <t>                         the table; holds the lease (as ``apply``) while we work
     <t>__planner_relayout       external staging table, its files under <t>'s folder in
                                 ``_planner_relayout_<generation>/`` (a hidden folder Spark never lists
-                                as data); planner.relayout_plan.state = created | loaded | verified
+                                as data); planner.relayout.state = created | loaded | verified
     <t>__before_<UTC stamp>     the re-cut partitions as they were (their folders moved there,
                                 files untouched), with the old layout; dropped by ``drop_old``
 
@@ -42,7 +42,7 @@ from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_parti
 from planner.errors import ApplyError, LayoutError
 from planner.relayout_plan import RelayoutPlan
 
-STATE, GENERATION = "planner.relayout_plan.state", "planner.relayout_plan.generation"
+STATE, GENERATION = "planner.relayout.state", "planner.relayout.generation"
 FAULT_POINTS = ("after_insert", "after_verify", "after_swap")
 
 
@@ -312,7 +312,7 @@ def _swap(cat: Catalog, parts: _Partitions, files: _Files, plan: RelayoutPlan, s
                              "(an append ran meanwhile); run the re-layout again")
         moves = dict(staged) | {pid: empty[pid] for pid in plan.chosen if pid in have}
         old = {pid: have[pid] for pid in plan.chosen if pid in have}
-        cat.set_properties(names.source + STAGING_SUFFIX, {"planner.relayout_plan.old": _encode(old)})
+        cat.set_properties(names.source + STAGING_SUFFIX, {"planner.relayout.old": _encode(old)})
         parts.relocate(moves)
         say(f"swapped {len(staged)} new partitions in and {len(old)} re-cut ones out (one metastore call)")
     cat.set_properties(names.source, layout_properties(plan.layout))
@@ -339,7 +339,7 @@ def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say
     files = _Files(spark)
     old: dict[int, str] = {}
     if cat.exists(staging):
-        old = _decode(cat.properties(staging).get("planner.relayout_plan.old", ""))
+        old = _decode(cat.properties(staging).get("planner.relayout.old", ""))
     if resumed:
         report.resumed = report.resumed or "the swap was done by an earlier run; finishing"
     parts = _Partitions(spark, db, src, plan.layout.partition_column)

@@ -251,7 +251,8 @@ def test_append_lands_rows_in_their_partitions(spark, fresh_db, tmp_path):
     assert refused.exit_code != 0 and "is being applied by another run" in refused.output
     assert "Traceback" not in refused.output and spark.table(t).count() == 6
     other = CliRunner().invoke(cli, ["append", batch, "--into", t, "--break-lease", *state])
-    assert "appended 3 rows" in other.output and owner
+    assert "appended 3 rows" in other.output and spark.table(t).count() == 9
+    assert owner and OWNER not in {r[0] for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect()}
 
 
 # ---- advise without --table: every table the workload reads, ranked ----------------------------------

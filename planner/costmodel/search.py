@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-
 from planner.cnf.values import Kind
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, LayoutCost
