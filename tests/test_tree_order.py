@@ -11,9 +11,9 @@ from sqlglot import exp
 from planner.cnf.values import Kind
 from planner.costmodel.amoeba import amoeba_hybrid
 from planner.costmodel.sample import SampleFrame
-from planner.costmodel.tree_order import decode, describe, leaf_ids, leaves, tie_columns, tree_depth_for, \
+from planner.costmodel.tree_order import MAX_TREE_DEPTH, decode, describe, leaf_ids, leaves, tie_columns, tree_depth_for, \
     tree_ordering
-from planner.emit.apply_sql import insert_select
+from planner.emit.apply_sql import ORDER_COLUMN, insert_select
 from planner.layout import Layout, Ordering, Partition
 
 KINDS = {"a": Kind.INTEGER, "b": Kind.INTEGER, "d": Kind.DATE}
@@ -40,10 +40,11 @@ def test_encoding_by_hand():
 
 def test_a_tree_of_about_one_block_per_leaf():
     s = frame()
-    order = tree_ordering(s, KINDS, {"a": 2.0, "b": 1.0, "d": 1.0}, rows=4_000_000, block_rows=5000)
-    assert tree_depth_for(4_000_000, 5000) == 10
+    order = tree_ordering(s, KINDS, {"a": 2.0, "b": 1.0, "d": 1.0}, rows=400_000, block_rows=5000)
+    assert tree_depth_for(400_000, 5000) == 7
+    assert tree_depth_for(4_000_000, 5000) == MAX_TREE_DEPTH == 8  # 800 blocks, but at most 256 leaves
     ids = leaf_ids(s, order)
-    assert ids.min() == 0 and ids.max() == leaves(order) - 1 <= 1 << 10
+    assert ids.min() == 0 and ids.max() == leaves(order) - 1 <= 1 << 7
     counts = np.bincount(ids)
     assert counts.max() <= 3 * max(1, np.median(counts))  # median cuts: leaves about even
     assert describe(order).startswith(f"tree({leaves(order):,} leaves: a")
@@ -57,10 +58,9 @@ def test_the_emitted_case_numbers_rows_as_the_model_does():
     sql = insert_select(layout, {"a": "bigint", "b": "bigint", "d": "date"}, "db.src", "db.dst", overwrite=True,
                         dialect="spark").sql("spark")
     tree = sqlglot.parse_one(sql, read="spark")
-    keys = [k.this for k in tree.find(exp.Sort).expressions]  # (the partition column, unless static,) the leaf, ties
-    leaf = next(i for i, k in enumerate(keys) if isinstance(k, exp.Case))
-    assert [k.name for k in keys[leaf + 1:]] == ["b"]  # leaf, then the tie column
-    case = keys[leaf]
+    keys = [k.this.name for k in tree.find(exp.Sort).expressions]  # (the partition column,) the leaf, ties
+    assert keys[-2:] == [ORDER_COLUMN, "b"]  # the leaf number, computed once per row, then the tie column
+    (case,) = [a.this for a in tree.find_all(exp.Alias) if a.alias == ORDER_COLUMN]
 
     def evaluate(node, row):
         if isinstance(node, exp.Literal):

@@ -19,15 +19,17 @@ each file is one sorted run). An unordered layout has no ``SORT BY``.
 its input sorted by the partition column and adds its own sort when the plan's order does not
 start with it, which would throw away the order.
 
-Z-order and Hilbert order (``planner.emit.curve_sql``): the value is computed once per row in a
-subquery and the rows are sorted by that column, so the sort compares integers; a sort key that is
-an expression is evaluated again at every comparison (n log n times). The statement becomes
+Z-order, Hilbert order (``planner.emit.curve_sql``) and tree order (the leaf number,
+``planner.emit.tree_order_sql``): the value is computed once per row in a subquery and the rows
+are sorted by that column, so the sort compares integers; a sort key that is an expression is
+evaluated again at every comparison (n log n times). The statement becomes
 
     INSERT OVERWRITE TABLE new PARTITION (planner_pid) SELECT <columns>, planner_pid FROM (
       SELECT <columns>, CASE … END AS planner_pid, <z-value> AS planner_z FROM source
       SORT BY planner_pid, planner_z) AS planner_rows
 
-(Hilbert: one more subquery turns ``planner_z`` into ``planner_order``.) Hive wants the sort keys
+(Hilbert: one more subquery turns ``planner_z`` into ``planner_order``; a tree: ``planner_order``
+is the leaf number, followed in the sort by the leaves' tie columns.) Hive wants the sort keys
 among the select's outputs, hence the sort inside the subquery and the outer projection.
 """
 from __future__ import annotations
@@ -39,6 +41,7 @@ from sqlglot import exp
 
 from planner.emit.conditions import attribute_expr, column_ref, region_predicate
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
+from planner.emit.tree_order_sql import tree_sort_keys
 from planner.emit.ddl import table_expr
 from planner.emit.write_plan import WritePlan, write_plan
 from planner.errors import LayoutError
@@ -138,8 +141,10 @@ def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Exp
     if order.method == "sort":
         return select, [attribute_expr(c, derived) for c in order.columns], False
     if order.method == "tree":
-        from planner.emit.tree_order_sql import tree_sort_keys
-        return select, tree_sort_keys(layout), False
+        # the leaf number once per row, like the z-value: a nested CASE of one branch per leaf
+        leaf, *ties = tree_sort_keys(layout)
+        select.select(exp.alias_(leaf, _ident(ORDER_COLUMN)), copy=False)
+        return select, [_ref(ORDER_COLUMN), *ties], True
     if order.method not in ("zorder", "hilbert"):
         raise LayoutError(f"unknown ordering method {order.method!r}")
     check_curve(order)
