@@ -261,8 +261,10 @@ def report(results: dict) -> str:
               f"{stats['best']['count']:.2f} s plus the Bernoulli sample query {stats['best']['sample']:.2f} s: "
               f"**{stats['ratio']:.2f}×**. Its steps: " + ", ".join(f"{k} {v:.2f} s" for k, v in stats["steps"].items()) +
               f". Re-run on an unchanged table (cached snapshot): {stats['cached']:.2f} s. Load average "
-              f"{stats['load']:.1f}.", "",
-              "## Z-value micro-benchmark", "",
+              f"{stats['load']:.1f}.", ""]
+    if not micro["rows"]:
+        return "\n".join(lines + ["(No z-ordered layout among those built: no z-value micro-benchmark.)", ""])
+    lines += ["## Z-value micro-benchmark", "",
               f"`SELECT sum(hash(v)) FROM (SELECT <expression> AS v FROM source)` on the {micro['layout']} layout "
               f"(bounds per column: {micro['bounds']}), fastest of {cfg['rounds']}, load average {micro['load']:.1f}.",
               "", "| expression | wall s | executor CPU s |", "|---|---:|---:|"]

@@ -152,12 +152,6 @@ def generated(kind: str, n: int, seed: int, scale: float, columns: dict) -> Work
     return parse_workload(text, f"{kind}_workload_seed{seed}.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
 
 
-def unguarded(advice: Advice) -> Advice:
-    """``advice`` as ``--allow-regressions`` gives it (the search judged every variant already)."""
-    return replace(advice, result=advice.result.unguarded(),
-                   params=replace(advice.params, allow_regressions=True))
-
-
 def prepare_workload(kind: str, cfg: Config, columns: dict, stats, params: CostParams, log) -> WorkloadRun:
     n, gen_seed = cfg.queries[kind]
     wl = generated(kind, n, gen_seed, cfg.scale, columns)
@@ -173,8 +167,9 @@ def prepare_workload(kind: str, cfg: Config, columns: dict, stats, params: CostP
     analysis = analyze_table(adv_wl, TABLE, columns)
     advice = advise(adv_wl, analysis, stats, params)
     seconds = time.perf_counter() - t
-    advice = replace(advice, guard=None)  # its cost models hold caches the results need not keep
-    allow = unguarded(advice)
+    allow = advice.allowing_regressions()
+    # their cost models hold caches the results need not keep
+    advice, allow = replace(advice, guard=None), replace(allow, guard=None)
     log(f"{kind}: {len(wl.queries)} queries (seed {gen_seed}), advise on {len(adv_idx)} in {seconds:.1f} s -> "
         f"{advice.result.best.layout.describe()}; allowing regressions -> {allow.result.best.layout.describe()}; "
         f"measuring {len(measured)} of {len(held)} held out (seed {measured_seed})")

@@ -81,10 +81,10 @@ class SparkRunner:
 
     def table_bytes(self, table: str) -> int | None:
         """Bytes of the table's data files (None if they cannot be listed)."""
-        from hive_integration.statistics_pass import _files
+        from hive_integration.statistics_pass import table_files
 
         try:
-            return sum(size for _, size, _ in _files(self.spark, table))
+            return sum(size for _, size, _ in table_files(self.spark, table))
         except Exception:  # noqa: BLE001 - only a sizing hint: without it the plan is size-agnostic
             return None
 

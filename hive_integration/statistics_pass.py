@@ -41,7 +41,8 @@ from planner.errors import InputError, PlannerError
 DEFAULT_SAMPLE_ROWS = 200_000
 
 
-def _files(spark: SparkSession, table: str) -> list[tuple[str, int, int]]:
+def table_files(spark: SparkSession, table: str) -> list[tuple[str, int, int]]:
+    """The table's data files as Spark lists them: (URI, bytes, modification time in ms), sorted."""
     jvm = spark._jvm
     conf = spark._jsc.hadoopConfiguration()
     out = []
@@ -167,7 +168,7 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
         return now
 
     schema = table_schema(spark, table)
-    files = _files(spark, table)
+    files = table_files(spark, table)
     t = step("listing", started)
     key = hashlib.sha256(json.dumps([table, files, sample_rows, seed, "positions", "partition-columns"]).encode()).hexdigest()[:20]
     uris = [f for f, _, _ in files]

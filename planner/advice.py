@@ -24,8 +24,9 @@ from planner.costmodel.cost import CostModel, CostParams, LayoutCost
 from planner.costmodel.current import is_current
 from planner.costmodel.guard import Guard
 from planner.costmodel.robustness import range_queries, robustness_analysis, table_columns
-from planner.costmodel.search import SearchResult, clustered_columns, search
+from planner.costmodel.search import Scorer, SearchResult, clustered_columns, search
 from planner.costmodel.statistics import TableStats
+from planner.emit.write_plan import DEFAULT_SPLIT_BYTES, write_plan
 from planner.layout import Layout, with_generation
 from planner.pruning import hit_matrix
 from planner.workload import Workload
@@ -48,6 +49,15 @@ class Advice:
     def keeps_current(self) -> bool:
         """The pick is the table as it is: nothing to apply."""
         return is_current(self.result.best.layout)
+
+    def allowing_regressions(self) -> "Advice":
+        """This advice as ``--allow-regressions`` gives it (the search judged every variant already)."""
+        params = replace(self.params, allow_regressions=True)
+        result = self.result.unguarded()
+        if self.guard is not None:
+            score = Scorer(self.guard.model, self.guard, params.robustness_weight)
+            result = written_where_read(result, score, self.stats, params, self.clustered)
+        return replace(self, result=result, params=params)
 
     @property
     def layout(self) -> Layout:
@@ -84,8 +94,9 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
         guard = make_guard(model, workload)
         result = search(model, log, guard=guard, allow_regressions=params.allow_regressions,
                         robustness_weight=params.robustness_weight)
-        source = model.current().source
         clustered = tuple(clustered_columns(model))
+        result = written_where_read(result, Scorer(model, guard, params.robustness_weight), stats, params, clustered)
+        source = model.current().source
         if source != "footers":
             analysis = replace(analysis, notes=analysis.notes + (
                 f"the table as it is was priced from {source} (its Parquet footers could not be read): "
@@ -94,6 +105,36 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
     full_bytes = float(model.weights @ (np.full(len(model.scans), stats.rows) * model.scan_width))
     return Advice(workload, analysis, stats, result, full_rows, full_bytes, float(model.matching_rows().sum()),
                   params, guard, clustered)
+
+
+def written_where_read(result: SearchResult, score: Scorer, stats: TableStats, params: CostParams,
+                       clustered: tuple[str, ...] = ()) -> SearchResult:
+    """The search's result, its pick written without a shuffle when that costs the workload little.
+
+    An ordered layout is shuffled so that each partition holds one sorted run, the cost model's
+    assumption (``planner.emit.write_plan``). Written where its rows are read instead, each
+    partition holds one run per input split, and the build is about a copy. The pick takes that
+    write (hint ``write_runs``, which the model prices and the write plan honours) when it is
+    still allowed by the guard and its score grows by at most ``local_write_tolerance``.
+    """
+    best = result.best
+    layout = best.layout
+    splits = math.ceil(stats.bytes / DEFAULT_SPLIT_BYTES)
+    if is_current(layout) or layout.order.method == "none" or splits <= 1:
+        return result
+
+    def hinted(extra: dict) -> Layout:
+        meta = dict(layout.meta) | write_hints(layout, best.partition_rows, stats, params) | extra | {
+            "source_clustered": list(clustered)}
+        return replace(layout, meta=tuple(meta.items()))
+
+    if not write_plan(hinted({})).shuffle or write_plan(hinted({"write_runs": splits})).shuffle:
+        return result  # no shuffle to save, or too many files without one
+    local = score(replace(layout, meta=tuple((dict(layout.meta) | {"write_runs": splits}).items())))
+    if not (local.allowed or params.allow_regressions) or \
+            local.score > best.score * (1 + params.local_write_tolerance):
+        return result
+    return replace(result, chosen=local, ranked=tuple(local if c is best else c for c in result.ranked))
 
 
 def make_guard(model: CostModel, workload: Workload) -> Guard:

@@ -19,6 +19,7 @@ Layout A: p1 = {x <= 5} (5 rows), p2 = {x > 5 or NULL} (5 rows).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -108,6 +109,43 @@ def test_sorted_partitions_are_priced_by_row_group():
     cost = model(params=one_file).evaluate(layout_a(Ordering("sort", ("x",))))
     assert [s.rows for s in cost.per_scan] == [4, 2, 1, 4]
     assert cost.rows == 11
+
+
+def test_a_write_without_shuffle_is_priced_as_one_run_per_split():
+    """``write_runs``: each partition holds (at least) that many sorted runs, files opened."""
+    one_file = CostParams(partition_overhead_rows=100, file_overhead_rows=10, row_group_rows=2)
+    m = model(params=one_file)
+    sorted_x = layout_a(Ordering("sort", ("x",)))
+    runs = m.evaluate(replace(sorted_x, meta=(("write_runs", 2),)))
+    assert [s.overhead for s in runs.per_scan] == [120, 120, 240, 120]  # 100 + 2 files x 10 per partition
+    assert runs.rows >= m.evaluate(sorted_x).rows
+
+
+def test_the_pick_skips_its_shuffle_only_when_the_model_finds_it_cheap():
+    """``written_where_read``: an ordered pick whose write would shuffle takes ``write_runs`` (one
+    run per input split) when its score grows by at most ``local_write_tolerance``."""
+    from planner.advice import written_where_read
+    from planner.costmodel.search import Scorer, SearchResult
+    from planner.emit.write_plan import write_plan
+
+    def result_for(params: CostParams, order: Ordering):
+        cols = tuple(ColumnStats(c, t, WIDTHS[c]) for c, t in COLUMNS.items())
+        stats = TableStats("t", 10, 300 * 2**20, cols, TABLE)  # 300 MiB: 3 splits, 2 files per partition
+        m = CostModel(analyze_table(parse_workload(WORKLOAD), "t", COLUMNS), stats, params)
+        best = m.evaluate(layout_a(order))
+        return written_where_read(SearchResult((best,), (best,), ()), Scorer(m), stats, params), best
+
+    loose = CostParams(row_group_rows=2, local_write_tolerance=10.0)
+    got, before = result_for(loose, Ordering("sort", ("v",)))
+    assert dict(got.best.layout.meta)["write_runs"] == 3 and got.ranked == (got.best,)
+    assert got.best.overhead > before.overhead  # the runs' files are charged
+    hints = dict(got.best.layout.meta) | {"table_bytes": 300 * 2**20}
+    assert not write_plan(replace(got.best.layout, meta=tuple(hints.items()))).shuffle
+    strict = CostParams(row_group_rows=2, local_write_tolerance=0.0)
+    kept, _ = result_for(strict, Ordering("sort", ("v",)))
+    assert "write_runs" not in dict(kept.best.layout.meta)  # more files opened: the score grows
+    unordered, _ = result_for(loose, Ordering())
+    assert "write_runs" not in dict(unordered.best.layout.meta)  # no order, no shuffle to save
 
 
 def test_weights_repeats_and_the_aggregation_factor():

@@ -255,6 +255,9 @@ def test_write_plan_moves_rows_only_when_the_layout_needs_it():
     assert not write_plan(_plain(Ordering("sort", ("k", "v")), parts=12, source_clustered=["k"]),
                           table_bytes=sf1).shuffle
     assert not write_plan(_plain(Ordering("sort", ("v",)), parts=12), table_bytes=100_000_000).shuffle  # 1 split
+    # ... or unless the model priced one run per split (advice's ``write_runs`` hint)
+    assert not write_plan(_plain(Ordering("sort", ("v",)), parts=12, write_runs=2), table_bytes=sf1).shuffle
+    assert write_plan(_plain(Ordering("sort", ("v",)), parts=12, write_runs=2), table_bytes=2 * sf1).shuffle
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

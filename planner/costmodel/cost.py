@@ -62,6 +62,10 @@ class CostParams:
     # The robustness set's share of the score (planner.costmodel.search): 0.1 weighs it like a
     # tenth of the workload's volume.
     robustness_weight: float = 0.1
+    # An ordered pick is written where its rows are read, skipping the shuffle that gives each
+    # partition one sorted run, when the runs the splits leave (``write_runs``) cost the workload at
+    # most this share more (``planner.advice``). SF 1 TPC-H: +0.5 % rows for a build 1.2x faster.
+    local_write_tolerance: float = 0.02
 
     @property
     def block_rows(self) -> int:
@@ -182,9 +186,12 @@ class CostModel:
         counts = np.bincount(labels[labels >= 0], minlength=len(layout.partitions)).astype(float)
         return counts * self.scale
 
-    def files(self, sizes: np.ndarray) -> np.ndarray:
-        """Files the writer makes per partition: ``ceil(bytes / target file size)``, at least one."""
-        return np.maximum(1, np.ceil(sizes * self.row_bytes / self.params.target_file_bytes))
+    def files(self, sizes: np.ndarray, runs: int = 1) -> np.ndarray:
+        """Files (sorted runs) the writer makes per partition: ``ceil(bytes / target file size)``,
+        at least one, and at least ``runs`` in a partition that holds rows (a write without a
+        shuffle leaves one per input split: the layout's ``write_runs`` hint)."""
+        files = np.maximum(1, np.ceil(sizes * self.row_bytes / self.params.target_file_bytes))
+        return np.where(sizes > 0, np.maximum(files, runs), files) if runs > 1 else files
 
     def population(self):
         from planner.costmodel.blocks import Population
@@ -211,7 +218,7 @@ class CostModel:
             labels = self.labels(layout)
             hits = self.joins.prune(hits, layout, labels)  # induced predicates, by joined ranges
             sizes = self.partition_rows(layout, labels)
-            files = self.files(sizes)
+            files = self.files(sizes, int(dict(layout.meta).get("write_runs") or 1))
             blocks = self._blocks(layout, labels, files)
         if self.sample.n == 0 or self.scale == 0:
             rows = np.zeros(len(self.scans))  # an empty table: nothing to read

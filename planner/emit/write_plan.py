@@ -19,7 +19,9 @@ needs its sorted runs: the cost model prices each partition as ``files`` runs of
 write without a shuffle leaves one run per split in every partition, which overlap unless the order
 leads with the column the source is clustered on (hint ``source_clustered``: the runs are then
 disjoint ranges of it, as good as one). So an ordered layout is written without a shuffle only when
-the splits are no more than the files the model expects, or the order is aligned with the source. SF 1 lineitem, 220 MB
+the splits are no more than the runs the model priced (the files, or the ``write_runs`` hint that
+advice records when it priced one run per split and found it cheap enough:
+``planner.advice.written_where_read``), or the order is aligned with the source. SF 1 lineitem, 220 MB
 in 2 splits, 12 partitions: 24 files against 12, so no shuffle; SF 10, 18 splits: 216 files
 against about 24, so a shuffle. A shuffle costs about half a copy of the table (the rows are
 serialized, compressed, written and read back), which is why it is worth avoiding.
@@ -100,7 +102,8 @@ def write_plan(layout: Layout, *, table_bytes: int | None = None, split_bytes: i
         local = len(ids) <= UNKNOWN_SIZE_LOCAL_PARTITIONS
         return WritePlan(not local, None, files, f"{len(ids)} partitions, table size unknown")
     splits = max(1, math.ceil(int(size) / split_bytes))
-    runs = [i for i in ids if files.get(i, 1) < splits]
+    priced = int(dict(layout.meta).get("write_runs") or 1)  # runs per partition the model priced
+    runs = [i for i in ids if max(files.get(i, 1), priced) < splits]
     if layout.order.method != "none" and runs and not _aligned(layout):
         return WritePlan(True, None, files, f"ordered: without a shuffle {len(runs)} of {len(ids)} partitions would hold "
                                             f"{splits} overlapping sorted runs, the cost model prices fewer")
