@@ -5,7 +5,8 @@
   sizes) when the files are local. No scan counts the rows;
 * each file's row groups with their min/max (``hive_integration.footers``): the table as it is,
   priced by the cost model as a contender;
-* a uniform random sample in one pass over the data, each row with its file and row index (the
+* a uniform random sample in one pass over the data (Spark samples while Python turns the footers
+  into row groups), each row with its file and row index (the
   table's own order): with the row count known, ``DataFrame.sample`` (Bernoulli, seeded) then a
   uniform subset of ``sample_rows`` (a ``LIMIT`` would keep the first splits' rows); without it (files not readable here),
   the ``sample_rows`` rows of smallest seeded ``rand()`` (Spark keeps a top-n heap per task), with
@@ -24,6 +25,7 @@ import hashlib
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
@@ -34,7 +36,7 @@ import pyarrow.parquet as pq
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from hive_integration.footers import normalize_positions, partition_columns, read_footers, with_positions
+from hive_integration.footers import local_path, normalize_positions, partition_columns, read_footers, with_positions
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.errors import InputError, PlannerError
 
@@ -63,6 +65,21 @@ def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
         return spark_columns(spark, table)
     except PySparkException as e:
         raise InputError(f"table {table} not found in the metastore ({str(e).splitlines()[0]})") from None
+
+
+def _footer_rows(uris) -> int | None:
+    """The files' row count from their Parquet footers (no row groups turned into Python), or
+    None when a file is not local or not Parquet."""
+    rows = 0
+    for uri in uris:
+        path = local_path(uri)
+        if path is None:
+            return None
+        try:
+            rows += pq.read_metadata(path).num_rows
+        except (OSError, pa.ArrowException):
+            return None
+    return rows
 
 
 def _footers(data_files) -> tuple[int, dict[str, int]] | None:
@@ -184,23 +201,33 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
             return replace(cached, data_files=data_files)
     if progress:
         progress(f"scanning {table}: {len(files)} files")
-    parts = partition_columns(spark, table)
-    data_files = read_footers(uris, parts)  # row groups of each file, for the table as it is
-    t = step("footers", t)
-    footers = _footers(data_files)  # the same footers: each file is opened once
-    try:
-        sample, rows = _sample(spark, table, footers[0] if footers else None, sample_rows, seed)
-    except PySparkException as e:
-        raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
-    t = step("sample", t)
+    with ThreadPoolExecutor(1) as pool:
+        # Spark samples while this thread reads the footers and the metastore's column statistics.
+        def sample_timed(rows: int | None):
+            since = time.perf_counter()
+            try:
+                return _sample(spark, table, rows, sample_rows, seed)
+            finally:
+                step("sample", since)
+
+        pending = pool.submit(sample_timed, _footer_rows(uris))
+        parts = partition_columns(spark, table)
+        data_files = read_footers(uris, parts)  # row groups of each file: the table as it is
+        footers = _footers(data_files)
+        widths = _widths(footers, schema, spark, table)
+        known = _catalog_column_stats(spark, table)
+        columns = tuple(ColumnStats(c, ty, widths.get(c, 8.0), **_column_stats(spark, table, c, known))
+                        for c, ty in schema.items())
+        step("footers and column statistics (while sampling)", t)
+        try:
+            sample, rows = pending.result()
+        except PySparkException as e:
+            raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
+    t = time.perf_counter()
     if sample.num_rows > sample_rows:  # a uniform subset (a LIMIT would keep the first splits' rows)
         sample = sample.take(np.sort(np.random.default_rng(seed).choice(sample.num_rows, sample_rows, replace=False)))
     sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
-    widths = _widths(footers, schema, spark, table)
-    known = _catalog_column_stats(spark, table)
-    columns = tuple(ColumnStats(c, ty, widths.get(c, 8.0), **_column_stats(spark, table, c, known))
-                    for c, ty in schema.items())
-    step("column statistics", t)
+    step("sample subset", t)
     stats = TableStats(table, rows, sum(s for _, s, _ in files), columns, sample, snapshot=key, files=len(files),
                        data_files=data_files)
     if cache_dir is not None:
