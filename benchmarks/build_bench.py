@@ -221,7 +221,8 @@ def report(results: dict) -> str:
     copy = rows[0]
     lines = [f"# Build cost: layouts against a plain copy (TPC-H lineitem, SF {cfg['scale']:g})", "",
              f"Reproduce: `{results['command']}` ({results['seconds'] / 60:.0f} min; {results['machine']}, "
-             f"Spark {results['spark']} on `{results['master']}`; load average {results['loads'][0]:.1f} at the "
+             f"Spark {results['spark']} on `{results['master']}`, driver memory {results.get('driver_memory', '?')}; "
+             f"load average {results['loads'][0]:.1f} at the "
              f"start, {results['loads'][-1]:.1f} at the end: other jobs shared the machine, so wall times are "
              "noisy; executor CPU seconds are shown next to them).", "",
              f"Source: `{results['source']['table']}`, {results['source']['rows']:,} rows, "
@@ -274,6 +275,26 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
+def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None) -> dict:
+    """Every figure of the report, on ``spark``: the layouts, the statistics pass, the z-value
+    micro-benchmark and ``rounds`` rounds of builds."""
+    started, loads = time.perf_counter(), [os.getloadavg()[0]]
+    if stamp is None:
+        stamp = lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)  # noqa: E731
+    src, specs, pick = layouts(spark, cfg, stamp)
+    stats = statistics_figure(spark, src.table, cfg.sample_rows, rounds, stats_cache)
+    stamp(f"statistics pass {stats['best']['stats']:.1f} s = {stats['ratio']:.2f}× (count + sample)")
+    curve = next((s.layout for s in specs if s.layout.order.method == "zorder"), None)
+    micro = curve_micro(spark, src.table, curve, rounds) if curve is not None else {"rows": {}}
+    builds = build_rounds(spark, src, specs, cfg, rounds, stamp)
+    return {"config": {"scale": cfg.scale, "rounds": rounds}, "rows": summary(builds, specs, pick),
+            "statistics": stats, "micro": micro, "loads": loads + builds["loads"] + [os.getloadavg()[0]],
+            "seconds": time.perf_counter() - started, "spark": spark.version, "master": spark.sparkContext.master,
+            "driver_memory": spark.conf.get("spark.driver.memory", "?"),
+            "machine": f"{os.uname().machine}, {os.cpu_count()} cores", "command": command,
+            "source": {"table": src.table, "rows": src.stats.rows, "files": src.files, "bytes": src.bytes}}
+
+
 def main(argv=None) -> int:
     from benchmarks import tpch_bench as tb
     from hive_integration.session import build_spark_session
@@ -283,6 +304,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--layouts", default=None, help="comma-separated layout keys (default: all)")
     ap.add_argument("--master", default=None, help="e.g. spark://127.0.0.1:7077 (default local[2])")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for the session, e.g. spark.driver.memory=2g (repeatable; "
+                         "default: benchmarks.tpch_joins.session_conf, 4g at SF 1)")
     ap.add_argument("--state-dir", default=None, help="default /tmp/planner-tpch-bench (shared with tpch_bench)")
     ap.add_argument("--out", default=None, help="default benchmarks/results/tpch_build_sf<scale>.md")
     args = ap.parse_args(argv)
@@ -290,30 +314,20 @@ def main(argv=None) -> int:
     cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True,
                     layouts=tuple(args.layouts.split(",")) if args.layouts else None)
     out = Path(args.out or ROOT / "benchmarks" / "results" / f"tpch_build_sf{args.scale:g}.md")
-    conf = {"spark.master": args.master} if args.master else {}
+    from benchmarks.tpch_joins import session_conf  # sized like the join benchmark: 4g at SF 1
+
+    conf = session_conf(args.scale) | dict(c.split("=", 1) for c in args.conf) | (
+        {"spark.master": args.master} if args.master else {})
     spark = build_spark_session(state, app_name="tpch-build", conf=conf)
-    started, loads = time.perf_counter(), [os.getloadavg()[0]]
-    stamp = lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)  # noqa: E731
+    command = "python -m benchmarks.tpch_build " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        src, specs, pick = layouts(spark, cfg, stamp)
-        stats = statistics_figure(spark, src.table, cfg.sample_rows, args.rounds, state / "stats-bench")
-        stamp(f"statistics pass {stats['best']['stats']:.1f} s = {stats['ratio']:.2f}× (count + sample)")
-        curve = next((s.layout for s in specs if s.layout.order.method == "zorder"), None)
-        micro = curve_micro(spark, src.table, curve, args.rounds) if curve is not None else {"rows": {}}
-        builds = build_rounds(spark, src, specs, cfg, args.rounds, stamp)
-        rows = summary(builds, specs, pick)
-        results = {"config": {"scale": args.scale, "rounds": args.rounds}, "rows": rows, "statistics": stats,
-                   "micro": micro, "loads": loads + builds["loads"] + [os.getloadavg()[0]],
-                   "seconds": time.perf_counter() - started, "spark": spark.version,
-                   "master": spark.sparkContext.master, "machine": f"{os.uname().machine}, {os.cpu_count()} cores",
-                   "command": "python -m benchmarks.tpch_build " + " ".join(sys.argv[1:] if argv is None else argv),
-                   "source": {"table": src.table, "rows": src.stats.rows, "files": src.files, "bytes": src.bytes}}
+        results = measure(spark, cfg, args.rounds, command, state / "stats-bench")
     finally:
         spark.stop()
     text = report(results)
     out.write_text(text, encoding="utf-8")
     raw = {**results, "rows": [{**{k: v for k, v in r.items() if k != "best"},
-                                "best": dataclasses.asdict(r["best"])} for r in rows]}
+                                "best": dataclasses.asdict(r["best"])} for r in results["rows"]]}
     out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
     print(text)
     print(f"wrote {out}")

@@ -83,6 +83,23 @@ def test_quick_benchmark_end_to_end(spark, tmp_path):
     assert "## Figures (issue #11)" in md and "li_month" in md
 
 
+@pytest.mark.spark
+def test_build_benchmark_end_to_end(spark, tmp_path):
+    """Issue 14's build benchmark on SF 0.01, one round: it follows tpch_bench's layouts (it broke
+    twice, silently, when they changed), and an ordered pick's write plan is in its report."""
+    from benchmarks.build_bench import measure, report
+
+    cfg = dataclasses.replace(quick_config(tmp_path / "state", tmp_path / "out"), db="build_smoke",
+                              workloads=("tpch",), layouts=("tpch_allow", "zorder4", "zorder4_h"))
+    results = measure(spark, cfg, 1, "smoke", tmp_path / "stats", stamp=lambda m: None)
+    keys = {r["key"] for r in results["rows"]}
+    assert {"copy", "tpch_pick", "zorder4", "zorder4_h"} <= keys
+    assert all(r["best"].seconds and r["best"].seconds > 0 for r in results["rows"])
+    assert results["statistics"]["ratio"] > 0 and results["micro"]["rows"]
+    text = report(results)
+    assert "## Targets" in text and "li_zorder4_h" in text and "## Z-value micro-benchmark" in text
+
+
 def test_config_defaults_match_the_issue():
     cfg = Config()
     assert cfg.scale == 1 and cfg.runs == 3 and cfg.row_group_bytes == 2_000_000
