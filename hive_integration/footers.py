@@ -17,7 +17,7 @@ space is ``%20``, Hive's ``%2F`` is ``%252F``).
 from __future__ import annotations
 
 import datetime as dt
-from typing import Sequence
+from typing import Mapping, Sequence
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
@@ -116,23 +116,39 @@ def table_footers(spark: SparkSession, table: str, uris: Sequence[str]) -> tuple
     return read_footers(uris, partition_columns(spark, table))
 
 
-def with_positions(df: DataFrame) -> DataFrame:
+def with_positions(df: DataFrame, files_by_size: Mapping[int, str] | None = None) -> DataFrame:
     """``df`` with each row's data file and row number inside it (Spark's hidden file metadata),
-    or ``df`` itself where Spark has no such metadata (a Hive SerDe table it does not convert)."""
+    or ``df`` itself where Spark has no such metadata (a Hive SerDe table it does not convert).
+
+    With ``files_by_size`` (the table's files by their size, every size distinct) a row names its
+    file by the file's size, a number, instead of its path: a path string on every sampled row
+    costs the statistics pass about 0.35 s of its 3.5 s on SF 1 lineitem. ``normalize_positions``
+    turns the sizes back into paths."""
+    file = F.col("_metadata.file_size") if files_by_size else F.col("_metadata.file_path")
     try:
-        return df.select("*", F.col("_metadata.file_path").alias(POSITION_FILE),
-                         F.col("_metadata.row_index").alias(POSITION_ROW))
+        return df.select("*", file.alias(POSITION_FILE), F.col("_metadata.row_index").alias(POSITION_ROW))
     except PySparkException:
         return df
 
 
-def normalize_positions(sample: pa.Table) -> pa.Table:
-    """The sample's file column as local paths (as ``read_footers`` names files), when present."""
+def normalize_positions(sample: pa.Table, files_by_size: Mapping[int, str] | None = None) -> pa.Table:
+    """The sample's file column as local paths (as ``read_footers`` names files), when present.
+    Raises ``LookupError`` when a row's file size is not among ``files_by_size`` (the table
+    changed after it was listed)."""
     if POSITION_FILE not in sample.column_names:
         return sample
-    col = sample.column(POSITION_FILE).combine_chunks().dictionary_encode()
-    names = pa.array([local_path(u) or u for u in col.dictionary.to_pylist()], pa.string())
-    paths = pc.take(names, col.indices)
+    col = sample.column(POSITION_FILE).combine_chunks()
+    if pa.types.is_integer(col.type):
+        sizes = sorted(files_by_size or {})
+        at = pc.index_in(col, value_set=pa.array(sizes, pa.int64()))
+        if at.null_count:
+            raise LookupError("a sampled row's file is not among the files listed")
+        names = pa.array([local_path(files_by_size[k]) or files_by_size[k] for k in sizes], pa.string())
+        paths = pc.take(names, at)
+    else:
+        col = col.dictionary_encode()
+        names = pa.array([local_path(u) or u for u in col.dictionary.to_pylist()], pa.string())
+        paths = pc.take(names, col.indices)
     return sample.set_column(sample.column_names.index(POSITION_FILE), POSITION_FILE, paths)
 
 

@@ -155,12 +155,13 @@ def _parsed(info: Mapping[str, str | None]) -> dict:
     return out
 
 
-def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int, seed: int
-            ) -> tuple[pa.Table, int]:
+def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int, seed: int,
+            files_by_size: Mapping[int, str] | None = None) -> tuple[pa.Table, int]:
     """(a uniform sample of about ``sample_rows`` rows, the table's row count), in one pass."""
     from pyspark.sql import Observation, functions as F
 
-    df = with_positions(spark.table(table))  # file and row index: the table's own order (the current layout)
+    # file and row index: the table's own order (the current layout)
+    df = with_positions(spark.table(table), files_by_size)
     if rows is not None:
         if not rows:
             return df.limit(0).toArrow(), 0
@@ -203,14 +204,16 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
         progress(f"scanning {table}: {len(files)} files")
     with ThreadPoolExecutor(1) as pool:
         # Spark samples while this thread reads the footers and the metastore's column statistics.
-        def sample_timed(rows: int | None):
+        def sample_timed(rows: int | None, files_by_size: dict[int, str] | None):
             since = time.perf_counter()
             try:
-                return _sample(spark, table, rows, sample_rows, seed)
+                return _sample(spark, table, rows, sample_rows, seed, files_by_size)
             finally:
                 step("sample", since)
 
-        pending = pool.submit(sample_timed, _footer_rows(uris))
+        by_size = {size: uri for uri, size, _ in files}
+        by_size = by_size if len(by_size) == len(files) else None  # sizes name the files only when distinct
+        pending = pool.submit(sample_timed, _footer_rows(uris), by_size)
         parts = partition_columns(spark, table)
         data_files = read_footers(uris, parts)  # row groups of each file: the table as it is
         footers = _footers(data_files)
@@ -221,12 +224,17 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
         step("footers and column statistics (while sampling)", t)
         try:
             sample, rows = pending.result()
+            sample = sample.rename_columns([c.lower() for c in sample.column_names])
+            try:
+                sample = normalize_positions(sample, by_size)
+            except LookupError:  # the table changed since it was listed: name the files by path
+                sample, rows = sample_timed(rows, None)
+                sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
         except PySparkException as e:
             raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
     t = time.perf_counter()
     if sample.num_rows > sample_rows:  # a uniform subset (a LIMIT would keep the first splits' rows)
         sample = sample.take(np.sort(np.random.default_rng(seed).choice(sample.num_rows, sample_rows, replace=False)))
-    sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
     step("sample subset", t)
     stats = TableStats(table, rows, sum(s for _, s, _ in files), columns, sample, snapshot=key, files=len(files),
                        data_files=data_files)

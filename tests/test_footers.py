@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from hive_integration.footers import local_path, normalize_positions, partition_values, read_footers
 from planner.costmodel.statistics import POSITION_FILE
@@ -51,3 +52,14 @@ def test_paths_and_the_default_partition():
 def test_sample_positions_name_files_as_the_footers_do():
     sample = pa.table({"k": [1, 2], POSITION_FILE: ["file:/w/t/p=1/a%20b.parquet", "file:/w/t/p=1/a%20b.parquet"]})
     assert normalize_positions(sample).column(POSITION_FILE).to_pylist() == ["/w/t/p=1/a b.parquet"] * 2
+
+
+def test_sample_positions_by_file_size_name_files_as_the_footers_do():
+    """The statistics pass ships each sampled row's file size (a number) when the sizes are
+    distinct, and maps it back to the file; a size not listed (the table changed) raises."""
+    by_size = {10: "file:/w/t/p=1/a%20b.parquet", 7: "file:/w/t/p=2/c.parquet"}
+    sample = pa.table({"k": [1, 2, 3], POSITION_FILE: pa.array([7, 10, 7], pa.int64())})
+    got = normalize_positions(sample, by_size).column(POSITION_FILE).to_pylist()
+    assert got == ["/w/t/p=2/c.parquet", "/w/t/p=1/a b.parquet", "/w/t/p=2/c.parquet"]
+    with pytest.raises(LookupError):
+        normalize_positions(pa.table({POSITION_FILE: pa.array([11], pa.int64())}), by_size)
