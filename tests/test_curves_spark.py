@@ -16,10 +16,16 @@ import pytest
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
+from planner.cnf.values import Kind
+from planner.cnf.valueset import ValueSet
 from planner.costmodel.ordering import hilbert_keys, zorder_bounds, zorder_keys
 from planner.costmodel.sample import SampleFrame
+from planner.costmodel.tree_order import leaf_ids, leaves, tree_ordering
+from planner.emit.apply_sql import apply_statements
 from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
-from planner.layout import Ordering
+from planner.emit.ddl import create_table_sql
+from planner.emit.tree_order_sql import tree_order_expr
+from planner.layout import Layout, Ordering, Partition
 
 PAIR = "c_lo < c_hi"
 DERIVED = {PAIR: ColumnPair("c_lo", "<", "c_hi")}
@@ -65,3 +71,43 @@ def test_spark_curve_values_equal_the_model(spark, batch, columns, buckets):
     assert [r.planner_z for r in got] == [int(v) for v in zorder_keys(batch, order)]
     assert [r.h for r in got] == [int(v) for v in hilbert_keys(batch, order)]
     assert len({r.planner_z for r in got}) > 1
+
+
+TREE_KINDS = {"d": Kind.DATE, "x": Kind.FLOAT, "s": Kind.STRING, "q": Kind.DECIMAL}
+TREE_TYPES = {"id": "bigint", "d": "date", "x": "double", "s": "string", "q": "decimal(15,2)", "c_lo": "int",
+              "c_hi": "int"}
+
+
+def test_spark_tree_leaves_equal_the_model_and_the_insert_writes_them_in_order(spark, batch):
+    """A tree order: the leaf number Spark computes for every row is the model's (NULLs, NaN and
+    ties with the cut values included), and ``planner apply``'s INSERT, which computes it once per
+    row in a helper column, writes each file in leaf order and loses no row."""
+    order = tree_ordering(batch, TREE_KINDS, {"d": 2.0, "x": 1.0, "s": 1.0, "q": 1.0}, rows=600, block_rows=20,
+                          then=("id",))
+    assert order is not None and leaves(order) > 8
+    leaf = tree_order_expr(Layout("t", "x", (Partition(1, ()),), order)).sql(dialect="spark")
+    got = spark.sql(f"SELECT {leaf} AS leaf FROM curve_rows ORDER BY id").collect()
+    assert [r.leaf for r in got] == leaf_ids(batch, order).tolist()
+
+    cut = dt.date(1995, 6, 1)  # two partitions (NULL dates go to the catch-all): the dynamic-partition write
+    layout = Layout("default.tree_rows", "x", (Partition(1, (("d", ValueSet.range(Kind.DATE, None, cut, False, False)),)),
+                                               Partition(2, (("d", ValueSet.range(Kind.DATE, cut, None)),))),
+                    order, kinds=(("d", Kind.DATE),))
+    spark.sql("DROP TABLE IF EXISTS default.tree_rows")
+    spark.sql("DROP TABLE IF EXISTS default.tree_src")
+    spark.sql("CREATE TABLE default.tree_src USING PARQUET AS SELECT * FROM curve_rows")
+    try:
+        spark.sql(create_table_sql(layout, TREE_TYPES, "default.tree_rows", dialect="spark"))
+        for s in apply_statements(layout, TREE_TYPES, "default.tree_src", "default.tree_rows", dialect="spark",
+                                  rename=False):
+            spark.sql(s)
+        back = spark.table("default.tree_rows").selectExpr(
+            "id", f"{leaf} AS leaf", "_metadata.file_path AS f", "_metadata.row_index AS r").collect()
+        assert sorted(r.id for r in back) == list(range(batch.n))
+        by_file: dict = {}
+        for r in sorted(back, key=lambda r: (r.f, r.r)):
+            by_file.setdefault(r.f, []).append((r.leaf, r.id))
+        assert all(keys == sorted(keys) for keys in by_file.values())  # leaf, then the tie column
+    finally:
+        spark.sql("DROP TABLE IF EXISTS default.tree_rows")
+        spark.sql("DROP TABLE IF EXISTS default.tree_src")

@@ -25,7 +25,6 @@ import bisect
 from typing import Mapping, Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from planner.costmodel.curves import CURVE_COLUMNS, MAX_BUCKETS, Z_BUCKET_BITS, hilbert_from_z
 from planner.costmodel.sample import SampleFrame
@@ -59,12 +58,9 @@ def buckets(sample: SampleFrame, column: str, bounds: Sequence) -> np.ndarray:
     uniq = sample.uniques(column)
     per_unique = np.array([bisect.bisect_right(bounds, u) for u in uniq] + [0], dtype=np.uint64)
     out = per_unique[sample.codes(column)]
-    if column not in sample.derived and sample.n:
-        col = sample.table.column(column)
-        if pa.types.is_floating(col.type):
-            v = col.to_numpy(zero_copy_only=False).astype(float)  # NULL -> NaN: masked below
-            top = (np.isnan(v) | (v == np.inf)) & ~col.is_null().to_numpy(zero_copy_only=False)
-            out[top] = len(bounds)
+    extremes = sample.non_finite(column)
+    if extremes is not None:
+        out[extremes[1]] = len(bounds)  # NaN and +inf: the top bucket (-inf is coded 0 already)
     return out
 
 

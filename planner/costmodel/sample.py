@@ -92,6 +92,7 @@ class SampleFrame:
         self._codes: dict[str, np.ndarray] = {}
         self._uniques: dict[str, list] = {}
         self._masks: dict[tuple[str, ValueSet], np.ndarray] = {}
+        self._non_finite: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
 
     @property
     def salt(self) -> np.ndarray:
@@ -135,6 +136,23 @@ class SampleFrame:
             self._encode(attribute)
         return self._uniques[attribute]
 
+    def non_finite(self, attribute: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows holding -infinity, rows holding NaN or +infinity) of a floating column, which the
+        codes count as NULL; None for any other column. Spark orders -infinity below every
+        number, and NaN and +infinity above: ``x <= 1.5`` holds for the first, ``x > 1.5`` for the
+        second."""
+        if attribute in self.derived or not self.n:
+            return None
+        if attribute not in self._non_finite:
+            col = self.table.column(attribute)
+            found = None
+            if pa.types.is_floating(col.type):
+                v = col.to_numpy(zero_copy_only=False).astype(float)  # NULL -> NaN: masked below
+                valid = ~col.is_null().to_numpy(zero_copy_only=False)
+                found = (valid & (v == -np.inf), valid & (np.isnan(v) | (v == np.inf)))
+            self._non_finite[attribute] = found
+        return self._non_finite[attribute]
+
     def mask(self, attribute: str, values: ValueSet) -> np.ndarray:
         """Rows of the sample whose value of ``attribute`` lies in ``values``."""
         key = (attribute, values)
@@ -142,6 +160,10 @@ class SampleFrame:
         if hit is None:
             # codes index the distinct values; -1 (NULL) picks the slot appended at the end
             hit = np.append(self.value_mask(attribute, values), values.null)[self.codes(attribute)]
+            extremes = self.non_finite(attribute)
+            if extremes is not None:  # coded like NULL, but in every interval open on their side
+                hit[extremes[0]] = any(iv.lo is None for iv in values.intervals)
+                hit[extremes[1]] = any(iv.hi is None for iv in values.intervals)
             if len(self._masks) >= self.MAX_CACHED_MASKS:
                 self._masks.pop(next(iter(self._masks)))
             self._masks[key] = hit

@@ -116,7 +116,7 @@ def decode(order: Ordering):
 
 
 def leaf_ids(sample: SampleFrame, order: Ordering) -> np.ndarray:
-    """The leaf number of every sample row (NULLs go right, like ``Cut``)."""
+    """The leaf number of every sample row, as Spark numbers it (NULLs go right, like ``Cut``)."""
     out = np.zeros(sample.n, dtype=np.int64)
     if not _nodes(order):
         return out
@@ -130,6 +130,9 @@ def leaf_ids(sample: SampleFrame, order: Ordering) -> np.ndarray:
         codes = sample.codes(column)[rows]
         limit = bisect.bisect_right(sample.uniques(column), value)  # codes below it are <= value
         goes_left = (codes >= 0) & (codes < limit)
+        extremes = sample.non_finite(column)
+        if extremes is not None:  # -inf is at most any cut (cuts are finite); NaN and +inf go right
+            goes_left |= extremes[0][rows]
         stack.append((left, rows[goes_left]))
         stack.append((right, rows[~goes_left]))
     return out
