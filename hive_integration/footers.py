@@ -86,17 +86,30 @@ def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
     return RowGroupStats(md.num_rows, columns, sizes)
 
 
-def read_footers(uris: Sequence[str], partition_columns: Sequence[str] = ()) -> tuple[DataFile, ...]:
-    """Every file's Hive partition, row groups and statistics, in the order given. A file that is
-    not local or not a readable Parquet file has ``row_groups=None`` (then the core falls back
-    to the sample's positions)."""
+def read_metadata(uris: Sequence[str]) -> list[pq.FileMetaData | None]:
+    """Each file's parsed Parquet footer (None: not local, or not a readable Parquet file)."""
     out = []
     for uri in uris:
         path = local_path(uri)
+        try:
+            out.append(None if path is None else pq.read_metadata(path))
+        except (OSError, pa.ArrowException):
+            out.append(None)
+    return out
+
+
+def read_footers(uris: Sequence[str], partition_columns: Sequence[str] = (),
+                 metadata: Sequence[pq.FileMetaData | None] | None = None) -> tuple[DataFile, ...]:
+    """Every file's Hive partition, row groups and statistics, in the order given, from
+    ``metadata`` (``read_metadata``'s) when the footers were read already. A file that is not
+    local or not a readable Parquet file has ``row_groups=None`` (then the core falls back to the
+    sample's positions)."""
+    out = []
+    for uri, md in zip(uris, read_metadata(uris) if metadata is None else metadata):
+        path = local_path(uri)
         groups = None
-        if path is not None:
+        if md is not None:
             try:
-                md = pq.ParquetFile(path).metadata
                 groups = tuple(_row_group(md.row_group(i)) for i in range(md.num_row_groups))
             except (OSError, pa.ArrowException):
                 groups = None
@@ -152,5 +165,5 @@ def normalize_positions(sample: pa.Table, files_by_size: Mapping[int, str] | Non
     return sample.set_column(sample.column_names.index(POSITION_FILE), POSITION_FILE, paths)
 
 
-__all__ = ["local_path", "normalize_positions", "partition_columns", "partition_values", "read_footers",
+__all__ = ["local_path", "normalize_positions", "partition_columns", "partition_values", "read_footers", "read_metadata",
            "table_footers", "with_positions"]

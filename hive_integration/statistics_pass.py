@@ -36,7 +36,8 @@ import pyarrow.parquet as pq
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
-from hive_integration.footers import local_path, normalize_positions, partition_columns, read_footers, with_positions
+from hive_integration.footers import normalize_positions, partition_columns, read_footers, read_metadata, \
+    with_positions
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.errors import InputError, PlannerError
 
@@ -65,21 +66,6 @@ def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
         return spark_columns(spark, table)
     except PySparkException as e:
         raise InputError(f"table {table} not found in the metastore ({str(e).splitlines()[0]})") from None
-
-
-def _footer_rows(uris) -> int | None:
-    """The files' row count from their Parquet footers (no row groups turned into Python), or
-    None when a file is not local or not Parquet."""
-    rows = 0
-    for uri in uris:
-        path = local_path(uri)
-        if path is None:
-            return None
-        try:
-            rows += pq.read_metadata(path).num_rows
-        except (OSError, pa.ArrowException):
-            return None
-    return rows
 
 
 def _footers(data_files) -> tuple[int, dict[str, int]] | None:
@@ -213,9 +199,11 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
 
         by_size = {size: uri for uri, size, _ in files}
         by_size = by_size if len(by_size) == len(files) else None  # sizes name the files only when distinct
-        pending = pool.submit(sample_timed, _footer_rows(uris), by_size)
+        metadata = read_metadata(uris)  # parsed once: the row count now, the row groups below
+        footer_rows = None if any(m is None for m in metadata) else sum(m.num_rows for m in metadata)
+        pending = pool.submit(sample_timed, footer_rows, by_size)
         parts = partition_columns(spark, table)
-        data_files = read_footers(uris, parts)  # row groups of each file: the table as it is
+        data_files = read_footers(uris, parts, metadata)  # row groups of each file: the table as it is
         footers = _footers(data_files)
         widths = _widths(footers, schema, spark, table)
         known = _catalog_column_stats(spark, table)
