@@ -146,13 +146,24 @@ def curve_expressions(layout: Layout) -> dict[str, str]:
     }
 
 
-def curve_micro(spark, table: str, layout: Layout, rounds: int) -> dict:
+def tree_expressions(layout: Layout) -> dict[str, str]:
+    """``SELECT sum(hash(v))`` over a tree order's leaf number, and over the columns it reads."""
+    from planner.costmodel.tree_order import leaves
+    from planner.emit.tree_order_sql import tree_order_expr
+
+    reads = ", ".join(sorted(c for c in layout.order.columns if c not in dict(layout.derived)))
+    return {f"columns the tree reads ({len(layout.order.columns)})": f"SELECT sum(hash({reads})) FROM {{t}}",
+            f"tree leaf number, nested CASE ({leaves(layout.order)} leaves)":
+                f"SELECT sum(hash(v)) FROM (SELECT {tree_order_expr(layout).sql('spark')} AS v FROM {{t}})"}
+
+
+def curve_micro(spark, table: str, layout: Layout, rounds: int, tree: Layout | None = None) -> dict:
     from planner.emit.apply_sql import SPARK_SETTINGS
 
     out: dict = {"layout": layout.describe(), "bounds": [len(b) for b in layout.order.bounds], "rows": {}}
     for key, value in SPARK_SETTINGS:
         spark.conf.set(key, value)
-    queries = curve_expressions(layout)
+    queries = curve_expressions(layout) | (tree_expressions(tree) if tree is not None else {})
     for _ in range(rounds):
         for name, q in queries.items():
             stages: list[Stage] = []
@@ -285,7 +296,8 @@ def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None
     stats = statistics_figure(spark, src.table, cfg.sample_rows, rounds, stats_cache)
     stamp(f"statistics pass {stats['best']['stats']:.1f} s = {stats['ratio']:.2f}× (count + sample)")
     curve = next((s.layout for s in specs if s.layout.order.method == "zorder"), None)
-    micro = curve_micro(spark, src.table, curve, rounds) if curve is not None else {"rows": {}}
+    tree = next((s.layout for s in specs if s.layout.order.method == "tree"), None)
+    micro = curve_micro(spark, src.table, curve, rounds, tree) if curve is not None else {"rows": {}}
     builds = build_rounds(spark, src, specs, cfg, rounds, stamp)
     return {"config": {"scale": cfg.scale, "rounds": rounds}, "rows": summary(builds, specs, pick),
             "statistics": stats, "micro": micro, "loads": loads + builds["loads"] + [os.getloadavg()[0]],
