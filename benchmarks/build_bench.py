@@ -116,7 +116,7 @@ def linear_bucket_case(ref: exp.Expression, bounds, leaf) -> exp.Expression:
 def curve_expressions(layout: Layout) -> dict[str, str]:
     """Spark SQL of ``SELECT sum(hash(v))`` over each expression (FROM placeholder ``{t}``)."""
     from planner.costmodel.curves import spread
-    from planner.emit.apply_sql import partition_case
+    from planner.emit.partition_sql import partition_case
     from planner.emit.conditions import attribute_expr
     from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
 
@@ -147,14 +147,18 @@ def curve_expressions(layout: Layout) -> dict[str, str]:
 
 
 def tree_expressions(layout: Layout) -> dict[str, str]:
-    """``SELECT sum(hash(v))`` over a tree order's leaf number, and over the columns it reads."""
+    """``SELECT sum(hash(v))`` over a tree order's leaf number, the columns it reads, and the
+    layout's partition CASE."""
     from planner.costmodel.tree_order import leaves
+    from planner.emit.partition_sql import partition_case
     from planner.emit.tree_order_sql import tree_order_expr
 
     reads = ", ".join(sorted(c for c in layout.order.columns if c not in dict(layout.derived)))
     return {f"columns the tree reads ({len(layout.order.columns)})": f"SELECT sum(hash({reads})) FROM {{t}}",
             f"tree leaf number, nested CASE ({leaves(layout.order)} leaves)":
-                f"SELECT sum(hash(v)) FROM (SELECT {tree_order_expr(layout).sql('spark')} AS v FROM {{t}})"}
+                f"SELECT sum(hash(v)) FROM (SELECT {tree_order_expr(layout).sql('spark')} AS v FROM {{t}})",
+            f"partition CASE of the tree-ordered layout ({len(layout.partitions)} partitions)":
+                f"SELECT sum(hash(v)) FROM (SELECT {partition_case(layout).sql('spark')} AS v FROM {{t}})"}
 
 
 def curve_micro(spark, table: str, layout: Layout, rounds: int, tree: Layout | None = None) -> dict:

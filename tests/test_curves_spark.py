@@ -111,3 +111,44 @@ def test_spark_tree_leaves_equal_the_model_and_the_insert_writes_them_in_order(s
     finally:
         spark.sql("DROP TABLE IF EXISTS default.tree_rows")
         spark.sql("DROP TABLE IF EXISTS default.tree_src")
+
+
+def _grid(dims) -> tuple[Partition, ...]:
+    """Every combination of one set per attribute; NULL joins the first set of each."""
+    regions = [()]
+    for attribute, sets in dims:
+        sets = [s.union(ValueSet.only_null(s.kind)) if i == 0 else s for i, s in enumerate(sets)]
+        regions = [r + ((attribute, s),) for r in regions for s in sets]
+    return tuple(Partition(i + 1, r) for i, r in enumerate(regions))
+
+
+def _pieces(kind: Kind, cuts) -> list[ValueSet]:
+    edges = [None, *cuts, None]
+    return [ValueSet.range(kind, lo, hi, True, False) for lo, hi in zip(edges, edges[1:])]
+
+
+def test_spark_puts_every_row_in_the_same_partition_through_the_decision_tree(spark, batch):
+    """With many partitions the partition CASE is a decision tree; on Spark it gives every row
+    the partition the flat CASE (each region's predicate in turn) gives it: NULLs, NaN, ±infinity,
+    -0.0 and values equal to the cuts included."""
+    from planner.emit.conditions import region_predicate
+    from planner.emit.partition_sql import FLAT_MAX, partition_case
+
+    dims = [("x", _pieces(Kind.FLOAT, [Decimal("-0.0"), Decimal("0.1"), Decimal("0.3"), Decimal(50)])),
+            ("d", _pieces(Kind.DATE, [dt.date(1994, 1, 1), dt.date(1996, 7, 1)])),
+            ("s", [ValueSet.points(Kind.STRING, ["AIR", "é"]),
+                   ValueSet.points(Kind.STRING, ["AIR", "é"]).complement().intersect(ValueSet.not_null(Kind.STRING))]),
+            (PAIR, [ValueSet.points(Kind.BOOLEAN, [True]), ValueSet.points(Kind.BOOLEAN, [False])]),
+            ("q", _pieces(Kind.DECIMAL, [Decimal("12.50")]))]
+    layout = Layout("default.grid", "grid", _grid(dims), Ordering(), tuple((a, s[0].kind) for a, s in dims),
+                    tuple(DERIVED.items()))
+    assert len(layout.partitions) == 5 * 3 * 2 * 2 * 2 > FLAT_MAX
+    tree = partition_case(layout)
+    assert isinstance(tree.args["ifs"][0].args["true"], exp.Case)  # nested: a cut, then the branches
+    flat = exp.Case()
+    for p in layout.partitions:
+        flat = flat.when(region_predicate(p.region, layout.kinds, DERIVED), exp.Literal.number(p.id), copy=False)
+    flat = flat.else_(exp.Literal.number(0), copy=False)
+    got = spark.sql(f"SELECT id, {tree.sql('spark')} AS tree, {flat.sql('spark')} AS flat FROM curve_rows").collect()
+    assert [(r.id, r.tree) for r in got] == [(r.id, r.flat) for r in got]
+    assert len({r.flat for r in got}) > 40 and 0 not in {r.flat for r in got}  # the grid covers every row

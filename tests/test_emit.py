@@ -499,3 +499,45 @@ def test_random_layouts_cover_rows_exactly_once(layout, sample):
         hits = [p.id for p in layout.partitions if region_contains(p.region, row, layout.derived)]
         assert len(hits) == 1, (row, hits)
         assert case_partition(layout, row, "hive") == hits[0]
+
+
+def _case_depth(e: exp.Expression) -> int:
+    if not isinstance(e, exp.Case):
+        return 0
+    return 1 + max([_case_depth(w.args["true"]) for w in e.args["ifs"]] + [_case_depth(e.args.get("default"))])
+
+
+def test_many_partitions_are_found_through_a_decision_tree():
+    """120 partitions: a row is led by a few cuts to the partitions it can be in, and gets the
+    partition whose region holds it (values equal to the cuts, NULLs and the pair included)."""
+    from planner.emit.partition_sql import FLAT_MAX
+
+    ship = [D(1992, 1, 1) + dt.timedelta(days=200 * i) for i in range(14)]
+    quantity = [Decimal(10), Decimal("25.5")]
+    dims = [("l_shipdate", Kind.DATE, [None, *ship, None]), ("l_quantity", Kind.DECIMAL, [None, *quantity, None])]
+    regions = [()]
+    for attr, kind, edges in dims:
+        sets = [vs_range(kind, lo, hi, null=i == 0) for i, (lo, hi) in enumerate(zip(edges, edges[1:]))]
+        regions = [r + ((attr, s),) for r in regions for s in sets]
+    pair = [ValueSet.points(Kind.BOOLEAN, [True]), ValueSet.points(Kind.BOOLEAN, [False]).union(
+        ValueSet.only_null(Kind.BOOLEAN))]
+    regions = [r + ((PAIR, s),) for r in regions for s in pair]
+    layout = Layout("tpch.lineitem", "grid", tuple(Partition(i + 1, r) for i, r in enumerate(regions)), Ordering(),
+                    (("l_shipdate", Kind.DATE), ("l_quantity", Kind.DECIMAL), (PAIR, Kind.BOOLEAN)),
+                    ((PAIR, ColumnPair("l_commitdate", "<", "l_receiptdate")),))
+    assert len(layout.partitions) == 15 * 3 * 2 == 90
+    case = partition_case(layout)
+    assert 2 < _case_depth(case) <= 9  # about log2(90) cuts, then a flat CASE of a few regions
+    assert len(case.args["ifs"]) == 1 and len(case.sql()) < 3 * sum(
+        len(region_predicate(p.region, layout.kinds, layout.derived).sql()) for p in layout.partitions)
+    assert FLAT_MAX < len(layout.partitions)
+    parsed = {d: sqlglot.parse_one(case.sql(dialect=d), read=d) for d in DIALECTS}
+    rng = random.Random(3)
+    days = [None] + ship + [d + dt.timedelta(days=k) for d in ship for k in (-1, 1)]
+    for _ in range(300):
+        row = {"l_shipdate": rng.choice(days), "l_quantity": rng.choice([None, *quantity, Decimal("9.99"), Decimal(40)]),
+               "l_commitdate": rng.choice(days), "l_receiptdate": rng.choice(days)}
+        want = python_partition(layout, row)
+        assert want != CATCH_ALL
+        for d in DIALECTS:
+            assert evaluate(parsed[d], row) == want, row

@@ -6,7 +6,7 @@ Names are imported from their modules on first use (PEP 562): ``planner.emit.con
 import importlib
 
 _WHERE = {
-    "append_statements": "apply_sql", "apply_statements": "apply_sql", "partition_case": "apply_sql",
+    "append_statements": "apply_sql", "apply_statements": "apply_sql", "partition_case": "partition_sql",
     "zorder_expr": "apply_sql", "literal": "conditions", "region_contains": "conditions",
     "region_predicate": "conditions", "valueset_predicate": "conditions", "create_table_sql": "ddl",
     "layout_from_properties": "ddl", "layout_properties": "ddl",

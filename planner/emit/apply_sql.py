@@ -7,7 +7,8 @@
     ALTER TABLE source RENAME TO source__before_<ts>; ALTER TABLE new RENAME TO source
 
 Every row lands in exactly one partition: CASE takes the first WHEN that is TRUE, the regions are
-disjoint, and ``ELSE 0`` (the catch-all, always read by the rewriter) takes anything left.
+disjoint, and ``ELSE 0`` (the catch-all, always read by the rewriter) takes anything left. With
+many partitions the CASE is a decision tree (``planner.emit.partition_sql``).
 
 One pass over the source, and no work the layout does not need (``planner.emit.write_plan``):
 a layout with one partition is a static ``PARTITION (planner_pid = 1)`` insert; few partitions are
@@ -39,10 +40,11 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.emit.conditions import attribute_expr, column_ref, region_predicate
+from planner.emit.conditions import attribute_expr, column_ref
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
 from planner.emit.tree_order_sql import tree_sort_keys
 from planner.emit.ddl import table_expr
+from planner.emit.partition_sql import partition_case
 from planner.emit.write_plan import WritePlan, write_plan
 from planner.errors import LayoutError
 from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
@@ -84,20 +86,6 @@ def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[ex
     if dialect == "spark":
         out += [_var_set(k, v) for k, v in SPARK_SETTINGS]
     return out
-
-
-def partition_case(layout: Layout, table_alias: str | None = None) -> exp.Case:
-    """``CASE WHEN <region> THEN <id> … ELSE 0 END``: the partition of a row."""
-    derived = dict(layout.derived)
-    case = exp.Case()
-    for p in layout.partitions:
-        if p.id == CATCH_ALL:
-            continue
-        cond = region_predicate(p.region, layout.kinds, derived, table_alias)
-        if cond == exp.false():
-            continue
-        case = case.when(cond, exp.Literal.number(p.id), copy=False)
-    return case.else_(exp.Literal.number(CATCH_ALL), copy=False)
 
 
 def zorder_expr(layout: Layout, table_alias: str | None = None) -> exp.Expression:
