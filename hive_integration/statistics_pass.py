@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -141,6 +142,15 @@ def _parsed(info: Mapping[str, str | None]) -> dict:
     return out
 
 
+def _fraction(sample_rows: int, rows: int) -> float:
+    """The Bernoulli fraction for a sample of about ``sample_rows`` of ``rows`` rows. It draws
+    three standard deviations fewer than ``sample_rows`` (about 198,660 of 200,000), so the sample is
+    almost never over and no row is sent to the driver only to be dropped (the caller takes a
+    uniform subset when it is). Below 400 rows, 10 % more: a small sample then rarely falls short."""
+    margin = 3 / math.sqrt(max(sample_rows, 1))
+    return min(1.0, sample_rows * (1 - margin if margin < 0.15 else 1.1) / rows)
+
+
 def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int, seed: int,
             files_by_size: Mapping[int, str] | None = None) -> tuple[pa.Table, int]:
     """(a uniform sample of about ``sample_rows`` rows, the table's row count), in one pass."""
@@ -151,8 +161,7 @@ def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int,
     if rows is not None:
         if not rows:
             return df.limit(0).toArrow(), 0
-        fraction = min(1.0, sample_rows * 1.1 / rows)
-        return df.sample(False, fraction, seed).toArrow(), rows  # the caller takes a uniform subset
+        return df.sample(False, _fraction(sample_rows, rows), seed).toArrow(), rows
     observed = Observation(f"planner_rows_{uuid.uuid4().hex}")
     key = f"planner_sample_key_{uuid.uuid4().hex[:8]}"
     picked = (df.observe(observed, F.count(F.lit(1)).alias("rows"))
