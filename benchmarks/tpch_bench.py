@@ -304,6 +304,8 @@ class Source:
 
 def load_source(spark, cfg: Config, stamp) -> Source:
     """Generate the data, load ``<db>.lineitem``, gather its statistics (cached by snapshot)."""
+    import pyarrow.parquet as pq
+
     from benchmarks.tpch_build import footprint
     from hive_integration.statistics_pass import gather_stats, table_schema
     from hive_integration.tpch_data import generate_lineitem, load_table
@@ -311,7 +313,9 @@ def load_source(spark, cfg: Config, stamp) -> Source:
     source = f"{cfg.db}.lineitem"
     data = generate_lineitem(cfg.scale, cfg.state_dir / "data")
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {cfg.db}")  # db: our own identifier, not user input
-    if not (cfg.reuse and spark.catalog.tableExists(source)):
+    # reused only when it holds this scale's rows (another scale's run may share the state dir)
+    if not (cfg.reuse and spark.catalog.tableExists(source)
+            and spark.table(source).count() == pq.ParquetFile(data).metadata.num_rows):
         stamp(f"loading {data} into {source} (parquet.block.size {cfg.row_group_bytes:,})")
         load_table(spark, data, source, row_group_bytes=cfg.row_group_bytes)
     files, groups, size = footprint(spark, source)
