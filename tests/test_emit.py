@@ -501,6 +501,56 @@ def test_random_layouts_cover_rows_exactly_once(layout, sample):
         assert case_partition(layout, row, "hive") == hits[0]
 
 
+def _flat_case(layout: Layout) -> exp.Case:
+    case = exp.Case()
+    for p in layout.partitions:
+        case = case.when(region_predicate(p.region, layout.kinds, layout.derived), exp.Literal.number(p.id))
+    return case.else_(exp.Literal.number(CATCH_ALL))
+
+
+def kd_layout(leaves: int, seed: int) -> Layout:
+    """Partitions cut the way the greedy tree cuts them: a random leaf split on a random attribute
+    at a value inside its range, until there are ``leaves`` (NULLs stay on the upper side)."""
+    rng = random.Random(seed)
+    span = {"l_shipdate": (D(1992, 1, 1), D(1998, 12, 31)), "l_receiptdate": (D(1992, 1, 1), D(1998, 12, 31)),
+            "l_quantity": (Decimal(1), Decimal(50))}
+    kinds = {"l_shipdate": Kind.DATE, "l_receiptdate": Kind.DATE, "l_quantity": Kind.DECIMAL}
+    regions: list[dict] = [{}]
+    while len(regions) < leaves:
+        region = regions.pop(rng.randrange(len(regions)))
+        attribute = rng.choice(sorted(span))
+        own = region.get(attribute, ValueSet.everything(kinds[attribute]))
+        lo, hi = span[attribute]
+        if attribute == "l_quantity":
+            cut = Decimal(rng.randint(2, 49))
+        else:
+            cut = lo + dt.timedelta(days=rng.randrange(1, (hi - lo).days))
+        below = own.intersect(ValueSet.compare(kinds[attribute], "<", cut))
+        above = own.difference(below)
+        if below.is_empty() or above.is_empty():
+            regions.append(region)
+            continue
+        regions += [region | {attribute: below}, region | {attribute: above}]
+    parts = tuple(Partition(i + 1, tuple(sorted(r.items()))) for i, r in enumerate(regions))
+    return Layout("tpch.lineitem", "kd", parts, Ordering(), tuple(sorted(kinds.items())))
+
+
+def test_a_tree_cut_layout_gets_a_tree_about_as_long_as_the_flat_case():
+    """Spark compiles a projection only up to 64 KB of code per method: the decision tree prefers
+    cuts that copy no partition into both branches, so it stays about as long as the flat CASE."""
+    layout = kd_layout(150, seed=4)
+    case = partition_case(layout)
+    assert _case_depth(case) > 4
+    assert len(case.sql()) < 1.1 * len(_flat_case(layout).sql())
+    parsed = sqlglot.parse_one(case.sql(dialect="spark"), read="spark")
+    rng = random.Random(5)
+    for _ in range(200):
+        row = {"l_shipdate": D(1992, 1, 1) + dt.timedelta(days=rng.randrange(2600)),
+               "l_receiptdate": rng.choice([None, D(1992, 1, 1) + dt.timedelta(days=rng.randrange(2600))]),
+               "l_quantity": rng.choice([None, Decimal(rng.randint(0, 55))])}
+        assert evaluate(parsed, row) == python_partition(layout, row), row
+
+
 def _case_depth(e: exp.Expression) -> int:
     if not isinstance(e, exp.Case):
         return 0
@@ -528,8 +578,7 @@ def test_many_partitions_are_found_through_a_decision_tree():
     assert len(layout.partitions) == 15 * 3 * 2 == 90
     case = partition_case(layout)
     assert 2 < _case_depth(case) <= 9  # about log2(90) cuts, then a flat CASE of a few regions
-    assert len(case.args["ifs"]) == 1 and len(case.sql()) < 3 * sum(
-        len(region_predicate(p.region, layout.kinds, layout.derived).sql()) for p in layout.partitions)
+    assert len(case.args["ifs"]) == 1 and len(case.sql()) < 1.2 * len(_flat_case(layout).sql())
     assert FLAT_MAX < len(layout.partitions)
     parsed = {d: sqlglot.parse_one(case.sql(dialect=d), read=d) for d in DIALECTS}
     rng = random.Random(3)
@@ -541,3 +590,27 @@ def test_many_partitions_are_found_through_a_decision_tree():
         assert want != CATCH_ALL
         for d in DIALECTS:
             assert evaluate(parsed[d], row) == want, row
+
+
+def test_spark_compiles_the_tree_where_it_would_not_compile_the_flat_case(spark):
+    """150 tree-cut partitions: Spark compiles the decision tree into the stage's code (its flat
+    CASE outgrows the JVM's 64 KB per method: Spark then logs the failure and runs the stage
+    without whole-stage code generation), and both give every row the same partition."""
+    layout = kd_layout(150, seed=4)
+    rng = random.Random(1)
+    rows = [(D(1992, 1, 1) + dt.timedelta(days=rng.randrange(2600)),
+             rng.choice([None, D(1992, 1, 1) + dt.timedelta(days=rng.randrange(2600))]),
+             rng.choice([None, Decimal(rng.randint(0, 55))])) for _ in range(500)]
+    spark.createDataFrame(rows, "l_shipdate date, l_receiptdate date, l_quantity decimal(15,2)") \
+        .createOrReplaceTempView("kd_rows")
+    tree, flat = partition_case(layout).sql(dialect="spark"), _flat_case(layout).sql(dialect="spark")
+    previous = spark.conf.get("spark.sql.codegen.fallback")
+    try:
+        spark.conf.set("spark.sql.codegen.fallback", "false")  # a stage that does not compile fails
+        spark.sql(f"SELECT sum(hash({tree})) FROM kd_rows").collect()
+        spark.conf.set("spark.sql.codegen.fallback", previous)
+        got = spark.sql(f"SELECT {tree} AS tree, {flat} AS flat FROM kd_rows").collect()
+        assert all(r.tree == r.flat for r in got) and len({r.tree for r in got}) > 50
+    finally:
+        spark.conf.set("spark.sql.codegen.fallback", previous)
+        spark.catalog.dropTempView("kd_rows")

@@ -3,8 +3,8 @@
 A flat CASE tries the regions in turn, so a row costs up to every partition's predicate: with 33
 partitions on five attributes that is about as much CPU as the rest of the INSERT's expressions
 together. With more than ``FLAT_MAX`` partitions the CASE becomes a decision tree over cuts the
-regions share, and a row costs a few comparisons plus the full predicates of the one or two
-partitions it can still be in:
+regions share, and a row costs a few comparisons plus the full predicates of the few (at most
+``FLAT_MAX``) partitions it can still be in:
 
     CASE WHEN l_shipdate < DATE '1995-06-01'
          THEN CASE WHEN <region 1> THEN 1 WHEN <region 2> THEN 2 ELSE 0 END
@@ -30,6 +30,11 @@ from planner.emit.conditions import attribute_expr, region_predicate, valueset_p
 from planner.layout import CATCH_ALL, Layout
 
 FLAT_MAX = 8  # partitions a flat CASE tries in turn (and the largest branch left flat)
+# A cut may copy at most this share of its partitions into both branches. The CASE's code grows
+# with every copy, and Spark compiles a projection only up to the JVM's 64 KB per method (beyond
+# it, the whole stage runs interpreted): preferring cuts without copies keeps the tree about as
+# long as the flat CASE.
+MAX_COPIES = 0.25
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,10 @@ def _sides(cands: Sequence[_Candidate], attribute: str, values: ValueSet):
     return left, right
 
 
-def _below_sides(cands: Sequence[_Candidate], attribute: str, bound):
-    """``_sides`` for ``attribute < bound`` from each set's ends (the same answer, without set
-    algebra): a set holds a value below ``bound`` iff its lowest end is below it, and a value at
-    or above it (or NULL) iff its highest end is above it, or equal and closed."""
+def _below_sides(cands: Sequence[_Candidate], attribute: str, bound, null_below: bool):
+    """``_sides`` for ``attribute < bound`` (``OR attribute IS NULL`` with ``null_below``) from
+    each set's ends, without set algebra: a set holds a value below ``bound`` iff its lowest end is
+    below it, and a value at or above it iff its highest end is above it, or equal and closed."""
     left, right = [], []
     for c in cands:
         own = c.region.get(attribute)
@@ -92,28 +97,29 @@ def _below_sides(cands: Sequence[_Candidate], attribute: str, bound):
             left.append(c)
             right.append(c)
             continue
-        if not own.intervals:  # only NULL: the FALSE-or-NULL side
-            right.append(c)
-            continue
-        first, last = own.intervals[0], own.intervals[-1]
-        if first.lo is None or first.lo < bound:
+        low = bool(own.intervals) and (own.intervals[0].lo is None or own.intervals[0].lo < bound)
+        last = own.intervals[-1] if own.intervals else None
+        high = last is not None and (last.hi is None or last.hi > bound or (last.hi == bound and last.hi_closed))
+        if low or (own.null and null_below):
             left.append(c)
-        if own.null or last.hi is None or last.hi > bound or (last.hi == bound and last.hi_closed):
+        if high or (own.null and not null_below):
             right.append(c)
     return left, right
 
 
 def _best_cut(cands: Sequence[_Candidate]):
-    """(attribute, set, TRUE side, other side) splitting the candidates most evenly, or None.
-    Ordered attributes are cut at their sets' ends (``attribute < b``); booleans (and anything
-    unordered) by one of the candidates' own sets."""
+    """(attribute, set, TRUE side, other side), or None: the cut that puts the fewest partitions
+    on both sides (a layout cut by a tree or a grid has cuts that put none), then the most even.
+    Ordered attributes are cut at their sets' ends (``attribute < b``, NULL on either side);
+    booleans (and anything unordered) by one of the candidates' own sets."""
     best, best_score = None, None
 
     def consider(attribute, values, left, right):
         nonlocal best, best_score
-        if len(left) == len(cands) or len(right) == len(cands):
+        copies = len(left) + len(right) - len(cands)  # partitions on both sides: their code twice
+        if len(left) == len(cands) or len(right) == len(cands) or copies > MAX_COPIES * len(cands):
             return
-        score = (max(len(left), len(right)), len(left) + len(right))
+        score = (copies, max(len(left), len(right)))
         if best_score is None or score < best_score:
             best, best_score = (attribute, values, left, right), score
 
@@ -122,11 +128,13 @@ def _best_cut(cands: Sequence[_Candidate]):
         kind = sets[0].kind
         if kind.orderable and kind is not Kind.BOOLEAN:
             for b in sorted({b for s in sets for b in s.bounds()}):
-                consider(attribute, ValueSet.compare(kind, "<", b), *_below_sides(cands, attribute, b))
+                below = ValueSet.compare(kind, "<", b)
+                consider(attribute, below, *_below_sides(cands, attribute, b, False))
+                consider(attribute, below.union(ValueSet.only_null(kind)), *_below_sides(cands, attribute, b, True))
         else:
             for values in dict.fromkeys(s for s in sets if not s.is_everything()):
                 consider(attribute, values, *_sides(cands, attribute, values))
     return best
 
 
-__all__ = ["FLAT_MAX", "partition_case"]
+__all__ = ["FLAT_MAX", "MAX_COPIES", "partition_case"]
