@@ -3,23 +3,23 @@
 A flat CASE tries the regions in turn, so a row costs up to every partition's predicate: with 33
 partitions on five attributes that is about as much CPU as the rest of the INSERT's expressions
 together. With more than ``FLAT_MAX`` partitions the CASE becomes a decision tree over cuts the
-regions share, and a row costs a few comparisons plus the full predicates of the few (at most
+regions share, and a row costs a few comparisons plus what is left to test of the few (at most
 ``FLAT_MAX``) partitions it can still be in:
 
     CASE WHEN l_shipdate < DATE '1995-06-01'
          THEN CASE WHEN <region 1> THEN 1 WHEN <region 2> THEN 2 ELSE 0 END
          ELSE CASE WHEN <region 3> THEN 3 … ELSE 0 END END
 
-Sound whatever the cuts are: a row gets partition ``p`` only where ``p``'s own region predicate
-is TRUE for it, as in the flat CASE. A cut sends a row down one branch (TRUE) or the other (FALSE
-or NULL); each branch keeps, in their order, the partitions whose region can hold a row on that
-side (``ValueSet`` algebra: the region meets the cut's set, or holds values or NULL outside it).
-A row whose partition a cut got wrong would fall to ``ELSE 0``, the catch-all the rewriter always
-reads, never into another partition.
+Below the cuts, a leaf tests each partition's region only where the cuts do not decide it
+already (``_given``), by the value-set algebra the rewriter prunes by: a row gets partition ``p``
+only if its values lie in ``p``'s region, which is all the rewriter's pruning assumes; a row no
+region claims gets ``ELSE 0``, the catch-all every query reads. Spark's own comparisons are the
+check: tests compare the tree with the flat CASE row by row on Spark, NULL, NaN, ±infinity, -0.0
+and values equal to the cuts included.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from sqlglot import exp
@@ -56,15 +56,43 @@ def partition_case(layout: Layout, table_alias: str | None = None) -> exp.Expres
             continue
         candidates.append(_Candidate(p.id, dict(p.region), cond))
 
-    def build(cands: Sequence[_Candidate]) -> exp.Expression:
+    def build(cands: Sequence[_Candidate], path: Mapping[str, ValueSet]) -> exp.Expression:
         cut = _best_cut(cands) if len(cands) > FLAT_MAX else None
         if cut is None:
-            return _flat(cands)
+            return _flat([replace(c, predicate=region_predicate(_given(c.region, path), layout.kinds, derived,
+                                                                table_alias)) if path else c for c in cands])
         attribute, values, left, right = cut
         test = valueset_predicate(attribute_expr(attribute, derived, table_alias), values)
-        return exp.Case().when(test, build(left), copy=False).else_(build(right), copy=False)
+        known = path.get(attribute, ValueSet.everything(values.kind))
+        # TRUE: the values in the cut's set; FALSE or NULL: the rest, NULL included unless the set holds it
+        return exp.Case().when(test, build(left, {**path, attribute: known.intersect(values)}), copy=False) \
+            .else_(build(right, {**path, attribute: known.difference(values)}), copy=False)
 
-    return build(candidates)
+    return build(candidates, {})
+
+
+def _given(region: Mapping[str, ValueSet], path: Mapping[str, ValueSet]) -> tuple[tuple[str, ValueSet], ...]:
+    """``region`` as tested below cuts that leave each attribute only the values in ``path``: an
+    attribute whose reachable values all lie in the region's set is not tested again, and a set is
+    widened by the values the cuts already excluded where that is shorter to write (``[5, 10)``
+    below ``x < 10`` is tested as ``x >= 5``). The same rows pass, by the value-set algebra the
+    rewriter prunes by."""
+    out = []
+    for attribute, own in region.items():
+        known = path.get(attribute)
+        if known is None:
+            out.append((attribute, own))
+            continue
+        if known.difference(own).is_empty():
+            continue
+        wider = own.union(known.complement())
+        out.append((attribute, wider if _size(wider) < _size(own) else own))
+    return tuple(out)
+
+
+def _size(values: ValueSet) -> int:
+    """About how many comparisons the set's predicate makes."""
+    return sum(1 for _ in values.bounds()) + values.null
 
 
 def _flat(cands: Sequence[_Candidate]) -> exp.Case:
