@@ -35,7 +35,7 @@ from typing import Callable, Mapping
 from sqlglot import exp
 
 from hive_integration.apply import (Catalog, SimulatedCrash, SparkRunner, TableNames, acquire_lease, release_lease,
-                                    source_columns)
+                                    source_columns, write_settings_restored)
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_properties, layout_from_properties
 from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_partitions, recut_insert, staging_create
@@ -235,10 +235,12 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             cat.run(staging_create(plan, columns, cat.sql(staging), folder, dialect=runner.dialect))
             cat.set_properties(staging, {STATE: "created", GENERATION: gen})
             say(f"created {names.qualified(staging)} in {folder}")
-            for s in dynamic_partition_settings(plan.layout):
-                cat.run(s)
+            sets = [s.sql(dialect=runner.dialect) for s in dynamic_partition_settings(plan.layout, runner.dialect)]
             t0 = time.monotonic()
-            cat.run(recut_insert(plan, columns, cat.sql(src), cat.sql(staging), dialect=runner.dialect))
+            with write_settings_restored(runner, sets):
+                for s in sets:
+                    cat.run(s)
+                cat.run(recut_insert(plan, columns, cat.sql(src), cat.sql(staging), dialect=runner.dialect))
             say(f"re-cut {len(plan.chosen)} partitions into {names.qualified(staging)} in "
                 f"{time.monotonic() - t0:.1f} s")
             cat.set_properties(staging, {STATE: "loaded"})

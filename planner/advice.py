@@ -10,6 +10,7 @@ Pure: it takes an analysed workload and statistics, and returns values and text.
 """
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -19,6 +20,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.analysis import TableAnalysis
+from planner.cnf.values import Kind
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams, LayoutCost
 from planner.costmodel.current import is_current
@@ -26,6 +28,7 @@ from planner.costmodel.guard import Guard
 from planner.costmodel.robustness import range_queries, robustness_analysis, table_columns
 from planner.costmodel.search import Scorer, SearchResult, clustered_columns, search
 from planner.costmodel.statistics import TableStats
+from planner.costmodel.tree_order import tie_columns
 from planner.emit.write_plan import DEFAULT_SPLIT_BYTES, write_plan
 from planner.layout import Layout, with_generation
 from planner.pruning import hit_matrix
@@ -164,10 +167,35 @@ def write_hints(layout: Layout, partition_rows, stats: TableStats, params: CostP
     row_bytes = stats.bytes / max(stats.rows, 1)
     files = {str(p.id): math.ceil(rows * row_bytes / params.target_file_bytes)
              for p, rows in zip(layout.partitions, partition_rows)}
-    return {"row_group_rows": params.row_group_rows, "page_rows": params.page_rows,
-            "table_bytes": stats.bytes,  # sizes the write plan (planner.emit.write_plan)
-            "files_per_partition": {k: v for k, v in files.items() if v > 1},
-            "partition_rows": {str(p.id): round(rows) for p, rows in zip(layout.partitions, partition_rows)}}
+    hints = {"row_group_rows": params.row_group_rows, "page_rows": params.page_rows,
+             "table_bytes": stats.bytes,  # sizes the write plan (planner.emit.write_plan)
+             "files_per_partition": {k: v for k, v in files.items() if v > 1},
+             "partition_rows": {str(p.id): round(rows) for p, rows in zip(layout.partitions, partition_rows)}}
+    ranges = tie_ranges(layout, stats)
+    return hints | ({"tie_ranges": ranges} if ranges else {})
+
+
+def _days(v) -> int:
+    d = v if isinstance(v, dt.date) else dt.date.fromisoformat(str(v))
+    return (d - dt.date(1970, 1, 1)).days if not isinstance(d, dt.datetime) else (d.date() - dt.date(1970, 1, 1)).days
+
+
+def tie_ranges(layout: Layout, stats: TableStats) -> dict:
+    """``{column: [lo, hi, kind]}`` for a tree order's integer and date tie columns whose range
+    the statistics know (dates as days since 1970-01-01): the Spark writer folds the first into
+    its one sort key (``planner.emit.tree_order_sql.packed_tree_key``)."""
+    out = {}
+    by_name = {c.name: c for c in stats.columns}
+    for name in tie_columns(layout.order):
+        c = by_name.get(name)
+        if c is None or c.min is None or c.max is None or c.kind not in (Kind.INTEGER, Kind.DATE):
+            continue
+        try:
+            lo, hi = (int(v) if c.kind is Kind.INTEGER else _days(v) for v in (c.min, c.max))
+        except (TypeError, ValueError, OverflowError, AttributeError):
+            continue  # a bound of another type than the column's: no fold, the plain sort
+        out[name] = [lo, hi, c.kind.value]
+    return out
 
 
 def _fmt(n: float) -> str:

@@ -13,6 +13,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
+import sqlglot
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
@@ -25,6 +26,7 @@ from planner.emit.apply_sql import apply_statements
 from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
 from planner.emit.ddl import create_table_sql
 from planner.emit.tree_order_sql import tree_order_expr
+from planner.emit.write_plan import WritePlan
 from planner.layout import Layout, Ordering, Partition
 
 PAIR = "c_lo < c_hi"
@@ -78,12 +80,32 @@ TREE_TYPES = {"id": "bigint", "d": "date", "x": "double", "s": "string", "q": "d
               "c_hi": "int"}
 
 
-def test_spark_tree_leaves_equal_the_model_and_the_insert_writes_them_in_order(spark, batch):
+D0 = (dt.date(1993, 1, 1) - dt.date(1970, 1, 1)).days
+TIES = [  # (tie column, its recorded range): none, clamped, shifted (a range wider than the key's bits), a date
+    ("id", None), ("id", [100, 400, "integer"]), ("id", [-2 ** 60, 2 ** 60, "integer"]), ("d", [D0, D0 + 1461, "date"])]
+
+
+def _tie_rank(v, spec):
+    """What the packed key keeps of a tie value: NULL and values at or below ``lo`` first, values at
+    or above ``hi`` last, the rest ``(v - lo) >> shift`` (``planner.emit.tree_order_sql``)."""
+    if spec is None:
+        return (v is not None, v)
+    lo, hi, kind = spec
+    if isinstance(v, dt.date):
+        v = (v - dt.date(1970, 1, 1)).days
+    shift = max(0, (hi - lo).bit_length() - (62 - 8))  # these trees have at most 256 leaves
+    return 0 if v is None or v <= lo else (hi - lo) >> shift if v >= hi else (v - lo) >> shift
+
+
+@pytest.mark.parametrize("then,spec", TIES, ids=["plain", "clamped", "shifted", "date"])
+@pytest.mark.parametrize("shuffle", [False, True], ids=["where-read", "shuffled"])
+def test_spark_tree_leaves_equal_the_model_and_the_insert_writes_them_in_order(spark, batch, then, spec, shuffle):
     """A tree order: the leaf number Spark computes for every row is the model's (NULLs, NaN and
     ties with the cut values included), and ``planner apply``'s INSERT, which computes it once per
-    row in a helper column, writes each file in leaf order and loses no row."""
+    row in a helper column (folded with the tie column into one key when its range is recorded),
+    writes each file in leaf order, then tie order, and loses no row."""
     order = tree_ordering(batch, TREE_KINDS, {"d": 2.0, "x": 1.0, "s": 1.0, "q": 1.0}, rows=600, block_rows=20,
-                          then=("id",))
+                          then=(then,))
     assert order is not None and leaves(order) > 8
     leaf = tree_order_expr(Layout("t", "x", (Partition(1, ()),), order)).sql(dialect="spark")
     got = spark.sql(f"SELECT {leaf} AS leaf FROM curve_rows ORDER BY id").collect()
@@ -92,21 +114,33 @@ def test_spark_tree_leaves_equal_the_model_and_the_insert_writes_them_in_order(s
     cut = dt.date(1995, 6, 1)  # two partitions (NULL dates go to the catch-all): the dynamic-partition write
     layout = Layout("default.tree_rows", "x", (Partition(1, (("d", ValueSet.range(Kind.DATE, None, cut, False, False)),)),
                                                Partition(2, (("d", ValueSet.range(Kind.DATE, cut, None)),))),
-                    order, kinds=(("d", Kind.DATE),))
+                    order, kinds=(("d", Kind.DATE),), meta=(("tie_ranges", {then: spec}),) if spec else ())
     spark.sql("DROP TABLE IF EXISTS default.tree_rows")
     spark.sql("DROP TABLE IF EXISTS default.tree_src")
     spark.sql("CREATE TABLE default.tree_src USING PARQUET AS SELECT * FROM curve_rows")
     try:
         spark.sql(create_table_sql(layout, TREE_TYPES, "default.tree_rows", dialect="spark"))
-        for s in apply_statements(layout, TREE_TYPES, "default.tree_src", "default.tree_rows", dialect="spark",
-                                  rename=False):
-            spark.sql(s)
+        fill = apply_statements(layout, TREE_TYPES, "default.tree_src", "default.tree_rows", dialect="spark",
+                                rename=False, plan=WritePlan(shuffle=shuffle))
+        assert sum(s.startswith("SET spark.sql.optimizer.plannedWrite.enabled") for s in fill) == 1
+        insert = sqlglot.parse_one(fill[-1], read="spark")
+        (sort,) = [e.args["sort"] for e in insert.find_all(exp.Select) if e.args.get("sort")]
+        assert len(sort.expressions) == (1 if spec else 2)  # no partition column: the key alone, or leaf and tie
+        keys = ("spark.sql.optimizer.plannedWrite.enabled", "spark.sql.maxConcurrentOutputFileWriters")
+        before = [spark.conf.get(k, None) for k in keys]
+        try:
+            for s in fill:
+                spark.sql(s)
+        finally:  # as the apply runner restores them
+            for k, v in zip(keys, before):
+                spark.conf.unset(k) if v is None else spark.conf.set(k, v)
         back = spark.table("default.tree_rows").selectExpr(
-            "id", f"{leaf} AS leaf", "_metadata.file_path AS f", "_metadata.row_index AS r").collect()
+            "id", then + " AS tie", f"{leaf} AS leaf", "_metadata.file_path AS f", "_metadata.row_index AS r").collect()
         assert sorted(r.id for r in back) == list(range(batch.n))
         by_file: dict = {}
         for r in sorted(back, key=lambda r: (r.f, r.r)):
-            by_file.setdefault(r.f, []).append((r.leaf, r.id))
+            by_file.setdefault(r.f, []).append((r.leaf, _tie_rank(r.tie, spec)))
+        assert len(by_file) >= 3
         assert all(keys == sorted(keys) for keys in by_file.values())  # leaf, then the tie column
     finally:
         spark.sql("DROP TABLE IF EXISTS default.tree_rows")

@@ -159,9 +159,20 @@ def hilbert_layout() -> Layout:
                    meta=layout.meta + (("table_bytes", 50 * 2**30),))
 
 
+def tree_layout() -> Layout:
+    """``small_layout``'s partitions in a 4-leaf tree order, then ``l_orderkey`` (its range recorded)."""
+    order = Ordering("tree", ("l_shipdate", "l_quantity", "l_orderkey"),
+                     (("then", 2), (0, dt.date(1995, 1, 1)), (1, Decimal("10.00")), (), (), (0, dt.date(1997, 1, 1)),
+                      (), ()))
+    layout = small_layout()
+    return replace(layout, order=order, meta=layout.meta + (("tie_ranges", {"l_orderkey": [1, 6000000, "integer"]}),))
+
+
 def emitted(dialect: str) -> dict[str, str]:
     layout = small_layout()
     return {
+        f"apply_tree_{dialect}.sql": "".join(s + ";\n" for s in apply_statements(
+            tree_layout(), COLUMNS, "tpch.lineitem", "tpch.lineitem__planner_new", dialect=dialect, backup=BACKUP)),
         f"ddl_{dialect}.sql": create_table_sql(layout, COLUMNS, "tpch.lineitem__planner_new", dialect=dialect) + ";\n",
         f"apply_{dialect}.sql": "".join(s + ";\n" for s in apply_statements(
             layout, COLUMNS, "tpch.lineitem", "tpch.lineitem__planner_new", dialect=dialect, backup=BACKUP,
@@ -225,6 +236,75 @@ def test_insert_has_partition_case_distribute_and_sort():
                                               dialect="hive", backup=BACKUP, files={2: 4})[4], read="hive")
     dist = _sorted_select(hive).args["distribute"].expressions  # Hive sorts in reducers only
     assert dist[0].this.name == "planner_pid" and isinstance(dist[1].this, exp.Case)
+
+
+def test_a_tree_order_is_one_packed_sort_key_on_spark_and_the_partition_first_on_hive():
+    """Spark: one BIGINT key (leaf and ``l_orderkey`` folded), no partition column in front, and the
+    settings that keep the writer from sorting again; Hive: the partition, the leaf, the tie."""
+    n = len({p.id for p in tree_layout().partitions} | {CATCH_ALL})
+    spark = apply_statements(tree_layout(), COLUMNS, "tpch.lineitem", "tpch.new", dialect="spark", rename=False)
+    assert "SET spark.sql.optimizer.plannedWrite.enabled = false" in spark
+    assert f"SET spark.sql.maxConcurrentOutputFileWriters = {n + 1}" in spark
+    sort = _sorted_select(sqlglot.parse_one(spark[-1], read="spark")).args["sort"].expressions
+    assert [o.this.name for o in sort] == ["planner_order"]
+    hive = apply_statements(tree_layout(), COLUMNS, "tpch.lineitem", "tpch.new", dialect="hive", rename=False)
+    assert not any("plannedWrite" in s for s in hive)
+    sort = _sorted_select(sqlglot.parse_one(hive[-1], read="hive")).args["sort"].expressions
+    assert [o.this.name for o in sort] == ["planner_pid", "planner_order", "l_orderkey"]
+
+
+@pytest.mark.parametrize("lo,hi,values", [
+    (1, 6_000_000, [None, -5, 1, 2, 3, 1000, 5_999_999, 6_000_000, 7_000_000]),
+    (-2 ** 61, 2 ** 61 - 1, [None, -2 ** 62, -2 ** 61, -5, 0, 7, 2 ** 40, 2 ** 61 - 1, 2 ** 62]),
+])
+def test_the_packed_tree_key_is_non_decreasing_in_leaf_then_tie(lo, hi, values):
+    """The key ``planner.emit.tree_order_sql.packed_tree_key`` builds, evaluated per (leaf, tie):
+    sorting by it never puts a larger (leaf, tie) before a smaller one, NULL ties first."""
+    from planner.emit.tree_order_sql import packed_tree_key
+
+    layout = replace(tree_layout(), meta=(("tie_ranges", {"l_orderkey": [lo, hi, "integer"]}),))
+    (key,) = packed_tree_key(layout)
+    case = key.expression  # shiftleft(leaf, T) + CASE over the tie
+    bits = key.this.expressions[1].to_py()
+    ranked = []
+    for leaf in range(4):
+        for v in values:
+            tie = evaluate_tie(case, v)
+            assert 0 <= tie < 2 ** bits
+            ranked.append(((leaf << bits) + tie, (leaf, -1 if v is None else 0, v or 0)))
+    ranked.sort(key=lambda t: t[1])
+    assert all(a[0] <= b[0] for a, b in zip(ranked, ranked[1:]))
+    assert ranked[-1][0] < 2 ** 62
+
+
+def evaluate_tie(case: exp.Case, v):
+    """The tie CASE of the packed key for the value ``v`` (``CAST(l_orderkey AS BIGINT)``)."""
+    def ev(e):
+        if isinstance(e, exp.Cast) or isinstance(e, exp.Column):
+            return v
+        if isinstance(e, exp.Literal):
+            return e.to_py()
+        if isinstance(e, exp.Neg):
+            return -ev(e.this)
+        if isinstance(e, exp.Paren):
+            return ev(e.this)
+        if isinstance(e, exp.Is):
+            return ev(e.this) is None
+        if isinstance(e, exp.Or):
+            return ev(e.this) is True or ev(e.expression) is True
+        if isinstance(e, (exp.LTE, exp.GTE)):
+            a, b = ev(e.this), ev(e.expression)
+            return None if a is None else (a <= b if isinstance(e, exp.LTE) else a >= b)
+        if isinstance(e, exp.Sub):
+            return ev(e.this) - ev(e.expression)
+        if isinstance(e, exp.Anonymous) and e.name.lower() == "shiftright":
+            return ev(e.expressions[0]) >> ev(e.expressions[1])
+        raise NotImplementedError(type(e).__name__)
+
+    for w in case.args["ifs"]:
+        if ev(w.this) is True:
+            return ev(w.args["true"])
+    return ev(case.args["default"])
 
 
 def _plain(order: Ordering = Ordering(), parts: int = 3, **meta) -> Layout:

@@ -32,6 +32,17 @@ evaluated again at every comparison (n log n times). The statement becomes
 (Hilbert: one more subquery turns ``planner_z`` into ``planner_order``; a tree: ``planner_order``
 is the leaf number, followed in the sort by the leaves' tie columns.) Hive wants the sort keys
 among the select's outputs, hence the sort inside the subquery and the outer projection.
+
+A tree order on Spark is sorted by one BIGINT, the leaf and its tie column folded together
+(``planner.emit.tree_order_sql.packed_tree_key``), and *not* by the partition first: sorting by
+``planner_pid, planner_order, <tie>`` compares whole rows (Spark's sort prefix is the first key
+only, and one partition holds many leaves), while one 64-bit key is a radix sort. The writer then
+meets the partitions in any order, so ``TREE_SETTINGS`` turn off Spark's planned write (which
+would sort by the partition again and drop our sort as redundant) and let each task keep one open
+file per partition (``spark.sql.maxConcurrentOutputFileWriters``, set to the layout's partition
+count so it never falls back to a sort of its own). Each file still receives its rows in the
+key's order. SF 1 lineitem, the TPC-H advice with regressions allowed (33 partitions, 256-leaf
+tree then ``l_orderkey``): 9.5 s against 10.8 s as ``SORT BY planner_pid, …`` (copy 5.4 s).
 """
 from __future__ import annotations
 
@@ -42,7 +53,7 @@ from sqlglot import exp
 
 from planner.emit.conditions import attribute_expr, column_ref
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
-from planner.emit.tree_order_sql import tree_sort_keys
+from planner.emit.tree_order_sql import packed_tree_key, tree_sort_keys
 from planner.emit.ddl import table_expr
 from planner.emit.partition_sql import partition_case
 from planner.emit.write_plan import WritePlan, write_plan
@@ -63,6 +74,12 @@ def _var_set(key: str, value: str) -> exp.Set:
 #: per-operator code, which it splits into small methods; Spark's own docs advise the value on
 #: HotSpot. The apply runner restores the session's value afterwards.
 SPARK_SETTINGS = (("spark.sql.codegen.hugeMethodLimit", "8000"),)
+#: Spark, a tree order: see the module's docstring (the writer count is the layout's partitions).
+TREE_SETTINGS = (("spark.sql.optimizer.plannedWrite.enabled", "false"), ("spark.sql.maxConcurrentOutputFileWriters", None))
+
+
+def _packed_tree(layout: Layout, dialect: str) -> bool:
+    return dialect == "spark" and layout.order.method == "tree" and bool(layout.order.columns)
 
 
 def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[exp.Set]:
@@ -85,6 +102,8 @@ def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[ex
         out.append(_var_set("parquet.page.row.count.limit", str(int(page))))
     if dialect == "spark":
         out += [_var_set(k, v) for k, v in SPARK_SETTINGS]
+    if _packed_tree(layout, dialect):
+        out += [_var_set(k, v if v is not None else str(n + 1)) for k, v in TREE_SETTINGS]
     return out
 
 
@@ -118,10 +137,11 @@ def _salt(layout: Layout, columns: Mapping[str, str], files: int | Mapping[int, 
     return case.else_(exp.Literal.number(0), copy=False)
 
 
-def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Expression], source: exp.Table
-                  ) -> tuple[exp.Select, list[exp.Expression], bool]:
-    """(the SELECT that is distributed and sorted, its sort keys after the partition column,
-    whether it carries helper columns the INSERT must project away)."""
+def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Expression], source: exp.Table,
+                  dialect: str) -> tuple[exp.Select, list[exp.Expression], bool]:
+    """(the SELECT that is distributed and sorted, its sort keys after the partition column (all
+    of them, for a packed tree key), whether it carries helper columns the INSERT must project
+    away)."""
     order, derived = layout.order, dict(layout.derived)
     select = exp.select(*cols, *part, copy=False).from_(source, copy=False)
     if order.method == "none" or not order.columns:
@@ -130,7 +150,7 @@ def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Exp
         return select, [attribute_expr(c, derived) for c in order.columns], False
     if order.method == "tree":
         # the leaf number once per row, like the z-value: a nested CASE of one branch per leaf
-        leaf, *ties = tree_sort_keys(layout)
+        leaf, *ties = packed_tree_key(layout) if _packed_tree(layout, dialect) else tree_sort_keys(layout)
         select.select(exp.alias_(leaf, _ident(ORDER_COLUMN)), copy=False)
         return select, [_ref(ORDER_COLUMN), *ties], True
     if order.method not in ("zorder", "hilbert"):
@@ -166,8 +186,8 @@ def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.
     # our sort as redundant, so the layout's order inside the partitions was lost.
     part = [] if static is not None else [
         exp.alias_(exp.cast(partition_case(layout), PARTITION_COLUMN_TYPE), _ident(pcol))]
-    select, keys, helpers = _ordered_rows(layout, cols, part, table_expr(source, dialect))
-    first = [] if static is not None else [_ref(pcol)]
+    select, keys, helpers = _ordered_rows(layout, cols, part, table_expr(source, dialect), dialect)
+    first = [] if static is not None or _packed_tree(layout, dialect) else [_ref(pcol)]
     if static is None and plan.shuffle and dialect == "spark" and not keys:
         # AQE splits a skewed partition into target-size pieces and merges small ones. Not for an
         # ordered layout: its pieces are the map tasks' outputs, one overlapping sorted run each,

@@ -93,7 +93,7 @@ def relayout_script(plan: RelayoutPlan, columns: Mapping[str, str], source: str 
     """Every statement, for a DBA: SETs, staging table, the INSERT OVERWRITE, ADD, DROP, new layout."""
     from planner.emit.ddl import layout_properties
 
-    stmts: list[exp.Expression] = list(dynamic_partition_settings(plan.layout))
+    stmts: list[exp.Expression] = list(dynamic_partition_settings(plan.layout, dialect))
     stmts.append(staging_create(plan, columns, staging, staging_location, file_format=file_format, dialect=dialect))
     stmts.append(recut_insert(plan, columns, source, staging, dialect=dialect))
     if staged_locations:

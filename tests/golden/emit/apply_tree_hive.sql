@@ -1,0 +1,7 @@
+SET hive.exec.dynamic.partition = true;
+SET hive.exec.dynamic.partition.mode = nonstrict;
+SET hive.exec.max.dynamic.partitions = 1000;
+SET hive.exec.max.dynamic.partitions.pernode = 100;
+INSERT OVERWRITE TABLE `tpch`.`lineitem__planner_new` PARTITION(`planner_pid`) SELECT `l_orderkey`, `l_quantity`, `l_shipdate`, `l_commitdate`, `l_receiptdate`, `l_shipmode`, `planner_pid` FROM (SELECT `l_orderkey`, `l_quantity`, `l_shipdate`, `l_commitdate`, `l_receiptdate`, `l_shipmode`, CAST(CASE WHEN `l_shipdate` <= CAST('1993-12-31' AS DATE) THEN 1 WHEN `l_shipdate` >= CAST('1994-01-01' AS DATE) AND `l_commitdate` < `l_receiptdate` THEN 2 WHEN `l_shipdate` >= CAST('1994-01-01' AS DATE) AND (NOT (`l_commitdate` < `l_receiptdate`) OR (`l_commitdate` < `l_receiptdate`) IS NULL) THEN 3 WHEN `l_shipdate` IS NULL AND (`l_shipmode` IN ('MAIL', 'it\'s') OR `l_shipmode` IS NULL) THEN 4 WHEN `l_shipdate` IS NULL AND NOT `l_shipmode` IN ('MAIL', 'it\'s') THEN 5 ELSE 0 END AS BIGINT) AS `planner_pid`, CASE WHEN `l_shipdate` <= CAST('1995-01-01' AS DATE) THEN CASE WHEN `l_quantity` <= 10.00 THEN 0 ELSE 1 END ELSE CASE WHEN `l_shipdate` <= CAST('1997-01-01' AS DATE) THEN 2 ELSE 3 END END AS `planner_order` FROM `tpch`.`lineitem` DISTRIBUTE BY `planner_pid` SORT BY `planner_pid`, `planner_order`, `l_orderkey`) AS planner_rows;
+ALTER TABLE `tpch`.`lineitem` RENAME TO `tpch`.`lineitem__before_20240101000000`;
+ALTER TABLE `tpch`.`lineitem__planner_new` RENAME TO `tpch`.`lineitem`;

@@ -1,0 +1,10 @@
+SET hive.exec.dynamic.partition = true;
+SET hive.exec.dynamic.partition.mode = nonstrict;
+SET hive.exec.max.dynamic.partitions = 1000;
+SET hive.exec.max.dynamic.partitions.pernode = 100;
+SET spark.sql.codegen.hugeMethodLimit = 8000;
+SET spark.sql.optimizer.plannedWrite.enabled = false;
+SET spark.sql.maxConcurrentOutputFileWriters = 7;
+INSERT OVERWRITE TABLE `tpch`.`lineitem__planner_new` PARTITION(`planner_pid`) SELECT `l_orderkey`, `l_quantity`, `l_shipdate`, `l_commitdate`, `l_receiptdate`, `l_shipmode`, `planner_pid` FROM (SELECT `l_orderkey`, `l_quantity`, `l_shipdate`, `l_commitdate`, `l_receiptdate`, `l_shipmode`, CAST(CASE WHEN `l_shipdate` <= CAST('1993-12-31' AS DATE) THEN 1 WHEN `l_shipdate` >= CAST('1994-01-01' AS DATE) AND `l_commitdate` < `l_receiptdate` THEN 2 WHEN `l_shipdate` >= CAST('1994-01-01' AS DATE) AND (NOT (`l_commitdate` < `l_receiptdate`) OR (`l_commitdate` < `l_receiptdate`) IS NULL) THEN 3 WHEN `l_shipdate` IS NULL AND (`l_shipmode` IN ('MAIL', 'it\'s') OR `l_shipmode` IS NULL) THEN 4 WHEN `l_shipdate` IS NULL AND NOT `l_shipmode` IN ('MAIL', 'it\'s') THEN 5 ELSE 0 END AS BIGINT) AS `planner_pid`, SHIFTLEFT(CAST(CASE WHEN `l_shipdate` <= CAST('1995-01-01' AS DATE) THEN CASE WHEN `l_quantity` <= 10.00 THEN 0 ELSE 1 END ELSE CASE WHEN `l_shipdate` <= CAST('1997-01-01' AS DATE) THEN 2 ELSE 3 END END AS BIGINT), 60) + CASE WHEN CAST(`l_orderkey` AS BIGINT) IS NULL OR CAST(`l_orderkey` AS BIGINT) <= 1 THEN 0 WHEN CAST(`l_orderkey` AS BIGINT) >= 6000000 THEN 5999999 ELSE CAST(`l_orderkey` AS BIGINT) - 1 END AS `planner_order` FROM `tpch`.`lineitem` SORT BY `planner_order`) AS planner_rows;
+ALTER TABLE `tpch`.`lineitem` RENAME TO `tpch`.`lineitem__before_20240101000000`;
+ALTER TABLE `tpch`.`lineitem__planner_new` RENAME TO `tpch`.`lineitem`;
