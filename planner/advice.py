@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
+import pyarrow.compute as pc
 import sqlglot
 from sqlglot import exp
 
@@ -181,21 +182,40 @@ def _days(v) -> int:
 
 
 def tie_ranges(layout: Layout, stats: TableStats) -> dict:
-    """``{column: [lo, hi, kind]}`` for a tree order's integer and date tie columns whose range
-    the statistics know (dates as days since 1970-01-01): the Spark writer folds the first into
-    its one sort key (``planner.emit.tree_order_sql.packed_tree_key``)."""
+    """``{column: [lo, hi, kind]}`` for a tree order's integer and date tie columns (dates as days
+    since 1970-01-01): the Spark writer folds the first into its one sort key
+    (``planner.emit.tree_order_sql.packed_tree_key``). The range is the Parquet footers' (the whole
+    table), else the metastore's, else the sample's: any range keeps the rows correct, a tight one
+    keeps them in order."""
     out = {}
-    by_name = {c.name: c for c in stats.columns}
     for name in tie_columns(layout.order):
-        c = by_name.get(name)
-        if c is None or c.min is None or c.max is None or c.kind not in (Kind.INTEGER, Kind.DATE):
+        c = stats.column(name)
+        if c is None or c.kind not in (Kind.INTEGER, Kind.DATE):
             continue
+        bounds = _footer_range(stats, name) or (c.min, c.max)
+        if None in bounds and name in stats.sample.column_names:
+            bounds = pc.min_max(stats.sample[name]).values()
+            bounds = tuple(b.as_py() for b in bounds)
         try:
-            lo, hi = (int(v) if c.kind is Kind.INTEGER else _days(v) for v in (c.min, c.max))
+            lo, hi = (int(v) if c.kind is Kind.INTEGER else _days(v) for v in bounds)
         except (TypeError, ValueError, OverflowError, AttributeError):
-            continue  # a bound of another type than the column's: no fold, the plain sort
+            continue  # no range, or a bound of another type than the column's: the plain sort
         out[name] = [lo, hi, c.kind.value]
     return out
+
+
+def _footer_range(stats: TableStats, column: str) -> tuple | None:
+    lows, highs = [], []
+    for f in stats.data_files or ():
+        for g in f.row_groups or ():
+            chunk = g.columns.get(column)
+            if chunk is not None and chunk.min is not None and chunk.max is not None:
+                lows.append(chunk.min)
+                highs.append(chunk.max)
+    try:
+        return (min(lows), max(highs)) if lows else None
+    except TypeError:
+        return None
 
 
 def _fmt(n: float) -> str:

@@ -86,3 +86,23 @@ def test_the_hybrid_tree_keeps_a_few_partitions_and_orders_below_them():
     for p in layout.partitions:  # each partition holds a run of the tree's leaves
         inside = s.region_mask(p.region)
         assert len(set(ids[inside]) & set(ids[~inside])) == 0
+
+
+def test_advice_records_the_tie_columns_range_from_the_footers_else_the_sample():
+    """The write hint the Spark writer folds into its sort key (``planner.advice.tie_ranges``):
+    the footers' range when they are read, the sample's otherwise; dates as days since 1970."""
+    import pyarrow as pa
+
+    from planner.advice import tie_ranges
+    from planner.costmodel.statistics import ChunkStats, ColumnStats, DataFile, RowGroupStats, TableStats
+
+    order = Ordering("tree", ("a", "k", "d"), (("then", 1, 2), (0, 5), (), ()))
+    layout = Layout("t", "x", (Partition(1, ()),), order)
+    sample = pa.table({"a": [1, 9], "k": [40, 60], "d": [dt.date(1970, 1, 11), dt.date(1970, 3, 1)]})
+    cols = (ColumnStats("a", "int", 4.0), ColumnStats("k", "bigint", 8.0), ColumnStats("d", "date", 4.0))
+    groups = (RowGroupStats(5, {"k": ChunkStats(7, 50, 0)}), RowGroupStats(5, {"k": ChunkStats(3, 90, 1)}))
+    with_footers = TableStats("t", 10, 100, cols, sample, data_files=(DataFile("f", (), groups),))
+    assert tie_ranges(layout, with_footers) == {"k": [3, 90, "integer"], "d": [10, 59, "date"]}
+    assert tie_ranges(layout, TableStats("t", 10, 100, cols, sample))["k"] == [40, 60, "integer"]
+    text = (ColumnStats("k", "string", 8.0),)  # not folded: the writer sorts by the column itself
+    assert tie_ranges(layout, TableStats("t", 10, 100, text, sample)) == {}
