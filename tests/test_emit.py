@@ -277,6 +277,47 @@ def test_the_packed_tree_key_is_non_decreasing_in_leaf_then_tie(lo, hi, values):
     assert ranked[-1][0] < 2 ** 62
 
 
+@given(st.sets(st.integers(0, 10 ** 13), min_size=1, max_size=200))
+def test_the_partition_modulus_keeps_the_ids_apart(ids):
+    from planner.emit.tree_order_sql import partition_modulus
+
+    m = partition_modulus(ids)
+    assert m is None or (m >= len(ids) and len({i % m for i in ids}) == len(ids))
+
+
+def test_a_generations_ids_take_as_few_bits_as_their_count():
+    """Ids ``g * 1000 + 1 …`` of a 9-digit generation and the catch-all: the rank needs the bits of
+    the partition count, not of the ids."""
+    from planner.emit.tree_order_sql import partition_modulus
+
+    ids = {0} | {123456789 * 1000 + i for i in range(1, 34)}
+    assert partition_modulus(ids) is not None and partition_modulus(ids) < 64
+
+
+def test_the_packed_tree_key_keeps_a_partitions_rows_together_in_leaf_then_tie_order():
+    """With the partition id in the key, sorting by it never interleaves two partitions, and
+    inside one never puts a larger (leaf, tie) before a smaller one."""
+    from planner.emit.tree_order_sql import packed_tree_key
+
+    ids = [CATCH_ALL] + [987654321 * 1000 + i for i in range(1, 6)]
+    layout = replace(tree_layout(), partitions=tuple(Partition(pid, ()) for pid in ids))
+    (key,) = packed_tree_key(layout, partition=exp.column("planner_pid"))
+    rank_part, leaf_part = key.this.this, key.this.expression  # rank << R + leaf << T + tie
+    pmod = rank_part.expressions[0].this
+    m, r_bits, t_bits = pmod.expressions[1].to_py(), rank_part.expressions[1].to_py(), leaf_part.expressions[1].to_py()
+    ranked = []
+    for pid in ids:
+        for leaf in range(4):
+            for v in [None, 1, 2, 5_999_999, 7_000_000]:
+                k = ((pid % m) << r_bits) + (leaf << t_bits) + evaluate_tie(key.expression, v)
+                assert 0 <= k < 2 ** 62
+                ranked.append((k, pid, (leaf, -1 if v is None else 0, v or 0)))
+    ranked.sort(key=lambda t: t[0])
+    runs = [pid for i, (_, pid, _) in enumerate(ranked) if i == 0 or ranked[i - 1][1] != pid]
+    assert len(runs) == len(ids)  # each partition one contiguous run
+    assert all(a[2] <= b[2] for a, b in zip(ranked, ranked[1:]) if a[1] == b[1])
+
+
 def evaluate_tie(case: exp.Case, v):
     """The tie CASE of the packed key for the value ``v`` (``CAST(l_orderkey AS BIGINT)``)."""
     def ev(e):
