@@ -92,7 +92,7 @@ def packed_tree_key(layout: Layout, table_alias: str | None = None,
     leaf = tree_order_expr(layout, table_alias)
     ties = list(tie_columns(layout.order))
     derived = dict(layout.derived)
-    rest = [attribute_expr(c, derived, table_alias) for c in ties[1:]]
+    tie_keys = [attribute_expr(c, derived, table_alias) for c in ties]
 
     def num(n: int) -> exp.Expression:
         return exp.Literal.number(n)
@@ -112,7 +112,7 @@ def packed_tree_key(layout: Layout, table_alias: str | None = None,
     if not spec or len(spec) != 3 or spec[2] not in ("integer", "date") or not int(spec[1]) > int(spec[0]) \
             or int(spec[1]) - int(spec[0]) >= 2 ** 62:
         head = leaf if rank is None else exp.Add(this=shifted(rank, leaf_bits), expression=leaf)
-        return [head] + [attribute_expr(c, derived, table_alias) for c in ties]
+        return [head] + tie_keys
     lo, hi, kind = int(spec[0]), int(spec[1]), spec[2]
     tie_bits = KEY_BITS - rank_bits - leaf_bits
     shift = max(0, (hi - lo).bit_length() - tie_bits)
@@ -127,7 +127,7 @@ def packed_tree_key(layout: Layout, table_alias: str | None = None,
     head = shifted(leaf, tie_bits)
     if rank is not None:
         head = exp.Add(this=shifted(rank, KEY_BITS - rank_bits), expression=head)
-    return [exp.Add(this=head, expression=tie)] + rest
+    return [exp.Add(this=head, expression=tie)] + tie_keys[1:]
 
 
 __all__ = ["packed_tree_key", "partition_modulus", "tree_order_expr", "tree_sort_keys"]
