@@ -736,3 +736,23 @@ def test_spark_compiles_the_tree_where_it_would_not_compile_the_flat_case(spark)
     finally:
         spark.conf.set("spark.sql.codegen.fallback", previous)
         spark.catalog.dropTempView("kd_rows")
+
+
+def test_the_tree_key_benchmark_changes_only_the_sort_key():
+    """``benchmarks/tree_key_bench.py`` builds the emitted INSERT and two variants of it: the same
+    statement with the key without the partition's rank, and sorted partition first with Spark's
+    own writer settings."""
+    from benchmarks.tree_key_bench import variant_fill
+
+    fill = apply_statements(tree_layout(), COLUMNS, "tpch.lineitem", "tpch.new", dialect="spark", rename=False)
+    assert variant_fill(tree_layout(), fill, "emitted") == fill
+    no_rank = variant_fill(tree_layout(), fill, "no rank")
+    assert no_rank[:-1] == fill[:-1] and "PMOD" in fill[-1] and "PMOD" not in no_rank[-1]
+    first = variant_fill(tree_layout(), fill, "partition first")
+    assert not any("plannedWrite" in s or "maxConcurrentOutputFileWriters" in s for s in first)
+    sort = _sorted_select(sqlglot.parse_one(first[-1], read="spark")).args["sort"].expressions
+    assert [o.this.name for o in sort] == ["planner_pid", "planner_order", "l_orderkey"]
+    def written(insert: str) -> list[str]:
+        return [e.alias_or_name for e in sqlglot.parse_one(insert, read="spark").expression.expressions]
+
+    assert written(no_rank[-1]) == written(first[-1]) == written(fill[-1])  # the same columns written

@@ -25,9 +25,10 @@ partition's rows as sorting by both would (ties beyond the range, or closer than
 equal: order is only ever a matter of speed, since pruning reads the files' own statistics). One
 key of 64 bits is what Spark sorts fastest: a radix sort on the sort prefix, no comparison of
 whole rows. The rank on top keeps a partition's rows together, so the writer appends to one file
-at a time instead of switching between open files row by row (SF 1, the allowed TPC-H pick: 1.66x
-the copy against 1.82x without the rank, executor CPU 1.52x against 1.73x). The subtraction runs
-only inside ``(lo, hi)``, so it cannot overflow under ANSI mode.
+at a time instead of switching between open files row by row (SF 1, the allowed TPC-H pick,
+``benchmarks/tree_key_bench.py``: 1.58x the copy against 1.73x without the rank, executor CPU
+1.46x against 1.63x). The subtraction runs only inside ``(lo, hi)``, so it cannot overflow under
+ANSI mode.
 """
 from __future__ import annotations
 
@@ -107,8 +108,8 @@ def packed_tree_key(layout: Layout, table_alias: str | None = None,
         rank = exp.Anonymous(this="pmod", expressions=[partition, num(m)])
         rank_bits = (m - 1).bit_length()
     first = ties[0] if ties else None
-    spec = dict(layout.meta).get("tie_ranges", {}) or {}
-    spec = spec.get(first) if first is not None and first not in derived else None
+    ranges = dict(layout.meta).get("tie_ranges") or {}
+    spec = ranges.get(first) if first is not None and first not in derived else None
     if not spec or len(spec) != 3 or spec[2] not in ("integer", "date") or not int(spec[1]) > int(spec[0]) \
             or int(spec[1]) - int(spec[0]) >= 2 ** 62:
         head = leaf if rank is None else exp.Add(this=shifted(rank, leaf_bits), expression=leaf)

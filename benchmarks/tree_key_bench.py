@@ -1,0 +1,162 @@
+"""Issue #14: the sort key of a tree-ordered layout on Spark, three ways, against a plain copy.
+
+    .venv/bin/python -m benchmarks.tree_key_bench [--scale 1] [--rounds 3] [--state-dir DIR] [--out FILE]
+
+The layout is ``tpch_bench``'s TPC-H pick with regressions allowed (partitions, then a tree order
+and ``l_orderkey``), with its write hints, built from the INSERT ``planner apply`` emits and from
+two variants of it (the same statement with only the sort key changed):
+
+* ``emitted``: one BIGINT, the partition's rank, the leaf and the tie column folded together
+  (``planner.emit.tree_order_sql.packed_tree_key`` with the partition id);
+* ``no rank``: the same key without the partition's rank (rows of one leaf span the partitions,
+  so each task switches between its open files);
+* ``partition first``: ``SORT BY planner_pid, <leaf>, <tie>`` and Spark's own writer settings,
+  as every ordered layout is sorted for Hive.
+
+Each round builds the copy, then the three in a rotated order; a figure is the fastest run.
+Every table's row count is checked against the source's.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from benchmarks.tpch_build import Stage, _drop, _with_block_size, build_copy, stages_of
+from planner.emit import apply_statements, create_table_sql
+from planner.emit.apply_sql import ORDER_COLUMN, TREE_SETTINGS
+from planner.costmodel.tree_order import tie_columns
+from planner.emit.tree_order_sql import packed_tree_key, tree_order_expr
+from planner.emit.write_plan import write_plan
+from planner.layout import Layout
+
+ROOT = Path(__file__).resolve().parent.parent
+VARIANTS = ("emitted", "no rank", "partition first")
+
+
+def variant_fill(layout: Layout, fill: list[str], variant: str) -> list[str]:
+    """``fill`` (the emitted SETs and INSERT) with the INSERT's sort key changed to ``variant``."""
+    if variant == "emitted":
+        return fill
+    *sets, insert = fill
+    tree = sqlglot.parse_one(insert, read="spark")
+    alias = next(a for a in tree.find_all(exp.Alias) if a.alias == ORDER_COLUMN)
+    select = alias.find_ancestor(exp.Select)
+    if variant == "no rank":
+        alias.set("this", packed_tree_key(layout)[0])
+    else:
+        alias.set("this", tree_order_expr(layout))
+        keys = [exp.column(exp.to_identifier(layout.partition_column, quoted=True)),
+                exp.column(exp.to_identifier(ORDER_COLUMN, quoted=True))]
+        keys += [exp.column(exp.to_identifier(c, quoted=True)) for c in tie_columns(layout.order)]
+        select.set("sort", exp.Sort(expressions=[exp.Ordered(this=k) for k in keys]))
+        tree_keys = {k for k, _ in TREE_SETTINGS}
+        sets = [s for s in sets if not any(k in s for k in tree_keys)]
+    return [*sets, tree.sql(dialect="spark")]
+
+
+def build(spark, layout: Layout, columns, source: str, target: str, fill: list[str], block_bytes: int) -> dict:
+    from hive_integration.apply import SparkRunner
+
+    runner = SparkRunner(spark)
+    _drop(runner, target)
+    stages: list[Stage] = []
+
+    def run() -> None:
+        runner.execute(create_table_sql(layout, columns, target, dialect="spark"))
+        with runner.settings_restored([s.split("=")[0].split()[1] for s in fill if s.startswith("SET ")]):
+            for s in fill:
+                runner.execute(s)
+
+    t = time.perf_counter()
+    with stages_of(spark, stages):
+        _with_block_size(spark, block_bytes, run)
+    seconds = time.perf_counter() - t
+    rows = spark.table(target).count()
+    return {"seconds": seconds, "cpu": sum(s.cpu for s in stages), "rows": rows}
+
+
+def measure(spark, cfg, rounds: int, stamp) -> dict:
+    from benchmarks.build_bench import layouts
+
+    src, specs, _ = layouts(spark, dataclasses.replace(cfg, layouts=("tpch_allow",)), stamp)
+    layout = next(s.layout for s in specs if s.key == "tpch_allow")
+    if layout.order.method != "tree":
+        raise SystemExit(f"the allowed pick is not tree-ordered here ({layout.describe()})")
+    from hive_integration.apply import SparkRunner
+
+    plan = write_plan(layout, table_bytes=SparkRunner(spark).table_bytes(src.table))  # as `planner apply` sizes it
+    targets = {v: "bench.tk_" + v.replace(" ", "_") for v in VARIANTS}
+    fills = {v: variant_fill(layout, apply_statements(layout, dict(src.columns), src.table, t, dialect="spark",
+                                                      rename=False, plan=plan), v) for v, t in targets.items()}
+    source_rows = spark.table(src.table).count()
+    runs: dict[str, list] = {"copy": [], **{v: [] for v in VARIANTS}}
+    for r in range(rounds):
+        c = build_copy(spark, src.table, "bench.tk_copy", cfg.row_group_bytes)
+        runs["copy"].append({"seconds": c.seconds, "cpu": sum(s.cpu for s in c.stages), "rows": source_rows})
+        order = VARIANTS[r % 3:] + VARIANTS[:r % 3]
+        for v in order:
+            got = build(spark, layout, dict(src.columns), src.table, targets[v], fills[v], cfg.row_group_bytes)
+            if got["rows"] != source_rows:
+                raise SystemExit(f"{v}: {got['rows']:,} rows written of {source_rows:,}")
+            runs[v].append(got)
+            stamp(f"round {r + 1}: {v} {got['seconds']:.1f} s (cpu {got['cpu']:.1f} s); "
+                  f"copy {runs['copy'][-1]['seconds']:.1f} s")
+    return {"layout": layout.describe(), "plan": plan.describe(), "runs": runs, "rows": source_rows,
+            "load": os.getloadavg()[0], "spark": spark.version}
+
+
+def report(results: dict, command: str) -> str:
+    runs = results["runs"]
+    best = {k: min(runs[k], key=lambda x: x["seconds"]) for k in runs}
+    cpu = {k: min(x["cpu"] for x in runs[k]) for k in runs}
+    lines = [f"# A tree order's sort key on Spark (TPC-H lineitem, {results['rows']:,} rows)", "",
+             f"Reproduce: `{command}` (Spark {results['spark']}; load average {results['load']:.1f} at the end).", "",
+             f"Layout: {results['layout']}; write plan: {results['plan']}. Every table holds the source's rows.", "",
+             "| build | fastest s | ÷ copy | CPU s (fastest) | CPU ÷ copy | runs s |", "|---|---:|---:|---:|---:|---|"]
+    for k in ("copy", *VARIANTS):
+        lines.append(f"| {k} | {best[k]['seconds']:.1f} | {best[k]['seconds'] / best['copy']['seconds']:.2f}× | "
+                     f"{cpu[k]:.1f} | {cpu[k] / cpu['copy']:.2f}× | "
+                     f"{', '.join('%.1f' % x['seconds'] for x in runs[k])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    from benchmarks import tpch_bench as tb
+    from benchmarks.tpch_joins import session_conf
+    from hive_integration.session import build_spark_session
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.tree_key_bench", description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--state-dir", default=None, help="default /tmp/planner-tpch-bench (shared with tpch_bench)")
+    ap.add_argument("--out", default=None, help="default benchmarks/results/tree_key_sf<scale>.md")
+    args = ap.parse_args(argv)
+    state = Path(args.state_dir or "/tmp/planner-tpch-bench")
+    cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True)
+    out = Path(args.out or ROOT / "benchmarks" / "results" / f"tree_key_sf{args.scale:g}.md")
+    started = time.perf_counter()
+
+    def stamp(m: str) -> None:
+        print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)
+
+    spark = build_spark_session(state, app_name="tree-key", conf=session_conf(args.scale))
+    command = "python -m benchmarks.tree_key_bench " + " ".join(sys.argv[1:] if argv is None else argv)
+    try:
+        text = report(measure(spark, cfg, args.rounds, stamp), command)
+    finally:
+        spark.stop()
+    out.write_text(text, encoding="utf-8")
+    print(text)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
