@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from planner.cli.main import cli
 from planner.errors import WorkloadError
 from planner.workload import parse_workload
-from planner.workload.eventlog import (EventLogSummary, SQL_START, THRIFT_START, plan_query, pushed_filter,
+from planner.workload.eventlog import (EventLogSummary, EventWindow, SQL_START, THRIFT_START, plan_query, pushed_filter,
                                        read_executions, read_schema, workload_text)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,11 +108,25 @@ def test_time_window_and_minimum_count(tmp_path):
     got = read_executions(tmp_path)
     at = lambda ms: datetime.fromtimestamp((T0 + ms) / 1000, tz=timezone.utc)  # noqa: E731
     summary = EventLogSummary()
-    text = workload_text(got, since=at(1000), until=at(6000), summary=summary)
+    text = workload_text(got, EventWindow(since=at(1000), until=at(6000)), summary=summary)
     assert text.count(";") == 4 and summary.outside_window == 2
     summary = EventLogSummary()
-    text = workload_text(got, min_count=2, summary=summary)
+    text = workload_text(got, EventWindow(min_count=2), summary=summary)
     assert "FROM u" not in text and text.count("FROM t") == 5 and summary.below_min_count == 1
+
+
+def test_the_last_n_queries_are_a_sliding_window(tmp_path):
+    # USE statements are not queries: they still name the databases of the queries kept
+    events = [thrift("USE a", 0)] + [thrift(f"SELECT * FROM t WHERE x = {i}", (i + 1) * 1000) for i in range(5)]
+    write_log(tmp_path / "local-5.inprogress", events)
+    got = read_executions(tmp_path)
+    summary = EventLogSummary()
+    text = workload_text(got, EventWindow(last=2), summary=summary)
+    assert "x = 3" in text and "x = 4" in text and "x = 2" not in text and summary.outside_window == 3
+    assert [q.scans[0].table for q in parse_workload(text, "eventlog").queries] == ["a.t", "a.t"]
+    at = lambda ms: datetime.fromtimestamp((T0 + ms) / 1000, tz=timezone.utc)  # noqa: E731
+    text = workload_text(got, EventWindow(until=at(3000), last=1))  # the most recent inside --until
+    assert "x = 1" in text and text.count("SELECT") == 1
 
 
 def test_a_log_still_being_written_and_unreadable_codecs(tmp_path):
@@ -218,3 +232,6 @@ def test_event_logs_a_real_spark_application_writes(tmp_path):
     # the minimum count keeps the shape the Thrift Server ran twice
     result = CliRunner().invoke(cli, ["analyze", "--from-eventlog", str(logs), "--min-count", "2", "--format", "json"])
     assert json.loads(result.stdout)["queries"] == 2
+    # the most recent query only: a sliding window of one
+    result = CliRunner().invoke(cli, ["analyze", "--from-eventlog", str(logs), "--last", "1", "--format", "json"])
+    assert json.loads(result.stdout)["queries"] == 1

@@ -77,7 +77,7 @@ class TableOutcome:
                    "(the report lists them).")
 @metastore_options
 @workload_options
-def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min_gain, sample_rows, max_partitions,
+def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_rows, max_partitions,
                min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
                page_rows, aggregation_factor, allow_regressions, metastore, state_dir, dialect, on_error, fmt):
     """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
@@ -85,7 +85,7 @@ def advise_cmd(workload, eventlog, since, until, min_count, tables, out_dir, min
 
     WORKLOAD is a file of HiveQL statements (or give --from-eventlog DIR)."""
     console = Console(fmt)
-    text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
+    text, name = workload_text(workload, eventlog, window, dialect, console)
     # syntax errors before any JVM (the tables and scans read, not yet what joins induce)
     first = parse_workload(text, name, dialect=dialect, on_error=on_error, joins=False)
     explicit = [t.lower() for t in tables]

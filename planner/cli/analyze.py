@@ -39,13 +39,13 @@ def load_schema(path: str | None, dialect: str) -> Schema:
 @click.option("--metastore", metavar="thrift://HOST:PORT", callback=metastore_uri,
               help="Follow the views this Hive Metastore defines (over thrift: no Spark).")
 @workload_options
-def analyze_cmd(workload, eventlog, since, until, min_count, tables, schema_path, budget, metastore, dialect,
+def analyze_cmd(workload, eventlog, window, tables, schema_path, budget, metastore, dialect,
                 on_error, fmt):
     """Show each column's filters and CPS candidate conditions.
 
     WORKLOAD is a file of HiveQL statements (or give --from-eventlog DIR)."""
     schema = load_schema(schema_path, dialect)
-    text, name = workload_text(workload, eventlog, since, until, min_count, dialect, Console(fmt))
+    text, name = workload_text(workload, eventlog, window, dialect, Console(fmt))
     if metastore:
         from hive_integration.metastore import MetastoreClient
 

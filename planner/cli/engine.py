@@ -15,7 +15,7 @@ from planner.cli.console import Console
 from planner.errors import Location, MetastoreError, WorkloadError
 
 
-def workload_text(workload: str | None, eventlog: str | None, since, until, min_count: int, dialect: str,
+def workload_text(workload: str | None, eventlog: str | None, window, dialect: str,
                   console: Console) -> tuple[str, str]:
     """The workload's SQL text and the name it is reported under."""
     from planner.workload.reader import read_text
@@ -23,23 +23,22 @@ def workload_text(workload: str | None, eventlog: str | None, since, until, min_
     if bool(workload) == bool(eventlog):
         raise click.UsageError("give a workload file or --from-eventlog DIR (one of them)")
     if workload:
-        if since or until or min_count > 1:
-            raise click.UsageError("--since, --until and --min-count apply to --from-eventlog only")
+        if window.narrowed:
+            raise click.UsageError("--since, --until, --last and --min-count apply to --from-eventlog only")
         return read_text(workload), workload
     from planner.workload.eventlog import EventLogSummary, read_executions
     from planner.workload.eventlog import workload_text as eventlog_text
 
     summary = EventLogSummary()
-    text = eventlog_text(read_executions(eventlog, summary), since=since, until=until, min_count=min_count,
-                         dialect=dialect, summary=summary)
+    text = eventlog_text(read_executions(eventlog, summary), window, dialect=dialect, summary=summary)
     if not text.strip():
         raise WorkloadError(f"no statements left in the event logs ({summary.executions} read, "
-                            f"{summary.outside_window} outside --since/--until, {summary.below_min_count} of shapes "
-                            f"run fewer than --min-count {min_count} times)", Location(eventlog))
+                            f"{summary.outside_window} outside --since/--until/--last, {summary.below_min_count} of "
+                            f"shapes run fewer than --min-count {window.min_count} times)", Location(eventlog))
     sources = ", ".join(f"{n} {k}" for k, n in sorted(summary.by_source.items()))
     console.say(f"event logs in {eventlog}: {summary.files} files, {summary.executions} statements ({sources}); "
-                f"{summary.outside_window} outside the time window, {summary.below_min_count} of shapes run fewer "
-                f"than {min_count} times")
+                f"{summary.outside_window} outside the window, {summary.below_min_count} of shapes run fewer "
+                f"than {window.min_count} times")
     return text, f"eventlog:{eventlog}"
 
 

@@ -117,14 +117,24 @@ def _when(ctx, param, value):
 
 
 def eventlog_options(fn):
-    """``--from-eventlog DIR`` and its window: the workload is read from Spark event logs instead of a file."""
-    fn = click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True,
-                      help="With --from-eventlog: keep only query shapes executed at least this often.")(fn)
-    fn = click.option("--until", callback=_when, metavar="TIME",
-                      help="With --from-eventlog: executions started before this time (UTC unless given).")(fn)
-    fn = click.option("--since", callback=_when, metavar="TIME",
-                      help="With --from-eventlog: executions started at or after this time (UTC unless given).")(fn)
-    fn = click.option("--from-eventlog", "eventlog", type=click.Path(exists=True), metavar="DIR",
-                      help="Read the workload from Spark event logs (spark.eventLog.dir): the SQL of every "
-                           "execution, e.g. of the Thrift Server or spark.sql calls.")(fn)
-    return fn
+    """``--from-eventlog DIR`` and its window (one ``window`` argument, an ``EventWindow``): the
+    workload is read from Spark event logs instead of a file."""
+    from planner.workload.eventlog import EventWindow
+
+    @click.option("--from-eventlog", "eventlog", type=click.Path(exists=True), metavar="DIR",
+                  help="Read the workload from Spark event logs (spark.eventLog.dir): the SQL of every "
+                       "execution, e.g. of the Thrift Server or spark.sql calls.")
+    @click.option("--since", callback=_when, metavar="TIME",
+                  help="With --from-eventlog: executions started at or after this time (UTC unless given).")
+    @click.option("--until", callback=_when, metavar="TIME",
+                  help="With --from-eventlog: executions started before this time (UTC unless given).")
+    @click.option("--last", type=click.IntRange(min=1), metavar="N",
+                  help="With --from-eventlog: only the N most recent queries (of those in --since/--until): a "
+                       "sliding window, e.g. for `planner relayout` run on a schedule.")
+    @click.option("--min-count", type=click.IntRange(min=1), default=1, show_default=True,
+                  help="With --from-eventlog: keep only query shapes executed at least this often.")
+    @functools.wraps(fn)
+    def wrapper(*args, since=None, until=None, last=None, min_count=1, **kwargs):
+        return fn(*args, window=EventWindow(since, until, min_count, last), **kwargs)
+
+    return wrapper

@@ -8,6 +8,10 @@ much as reading it four times). ``status`` reports (``planner.status``); ``--mea
 each scan's count form (``SELECT count(*) FROM TABLE WHERE <its prunable predicate>``, through the
 rewrite) and prints Spark's scan metrics. ``relayout`` applies the partial re-layout
 (``hive_integration.relayout``), or prints its statements with ``--print-sql``.
+
+Run on a schedule over a sliding window (``--from-eventlog DIR --last 40``: the 40 most recent
+queries), ``relayout`` follows a drift a few queries after it starts: a check that pays nothing
+rewrites nothing (``benchmarks/drift_bench.py``: checking every 10 queries instead of every 40).
 """
 from __future__ import annotations
 
@@ -47,14 +51,14 @@ class Window:
     columns: dict
 
 
-def read_window(table, workload, eventlog, since, until, min_count, dialect, on_error, sample_rows, write_cost,
+def read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                 metastore, state_dir, console: Console, fix_order: bool = False, params=None) -> Window:
     from planner.advice import advise
     from planner.analysis import analyze_table
     from planner.costmodel.cost import CostModel, CostParams
     from planner.relayout_plan import plan_relayout
 
-    text, name = workload_text(workload, eventlog, since, until, min_count, dialect, console)
+    text, name = workload_text(workload, eventlog, window, dialect, console)
     parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
     table = table.lower()
     if "." not in table:
@@ -146,14 +150,14 @@ def _measure(spark, window: Window, console: Console) -> list[tuple]:
 @click.option("--no-clustering", is_flag=True, help="Skip reading the Parquet footers for clustering depth.")
 @metastore_options
 @workload_options
-def status_cmd(table, workload, eventlog, since, until, min_count, sample_rows, max_partitions, min_partition_mb,
+def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, min_partition_mb,
                write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
     """Cost of TABLE's layout for WORKLOAD (a file, or --from-eventlog DIR) against the best layout;
     rows a switch rewrites and its break-even; hot, cold and mis-cut partitions; clustering depth."""
     from planner.status import status_of
 
     console = Console(fmt)
-    w = read_window(table, workload, eventlog, since, until, min_count, dialect, on_error, sample_rows, write_cost,
+    w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                     metastore, state_dir, console, params=_params(max_partitions, min_partition_mb))
     depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
     measured = _measure(w.spark, w, console) if measure else ()
@@ -174,7 +178,7 @@ def status_cmd(table, workload, eventlog, since, until, min_count, sample_rows, 
 @metastore_options
 @click.option("--dialect", type=click.Choice(["hive", "spark"]), default="hive", show_default=True)
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
-def relayout_cmd(table, workload, eventlog, since, until, min_count, sample_rows, max_partitions, min_partition_mb,
+def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions, min_partition_mb,
                  write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect, on_error):
     """Re-cut only TABLE's partitions whose gain for WORKLOAD exceeds --write-cost x their rows:
     write the new pieces, verify them, swap them in atomically, keep the old partitions."""
@@ -182,7 +186,7 @@ def relayout_cmd(table, workload, eventlog, since, until, min_count, sample_rows
     if fix_order and workload is None and eventlog is None:
         raise click.UsageError("--fix-order still needs the workload (its statistics decide nothing, but name "
                                "the table's columns); give WORKLOAD")
-    w = read_window(table, workload, eventlog, since, until, min_count, dialect, on_error, sample_rows, write_cost,
+    w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                     metastore, state_dir, console, fix_order=fix_order,
                     params=_params(max_partitions, min_partition_mb))
     plan = w.plan

@@ -167,20 +167,39 @@ def _statement_text(event: dict) -> tuple[str, str] | None:
     return (select.sql(dialect="spark"), "plan") if select is not None else None
 
 
-def workload_text(executions: Iterable[Execution], *, since: datetime | None = None, until: datetime | None = None,
-                  min_count: int = 1, dialect: str = "hive", summary: EventLogSummary | None = None) -> str:
+@dataclass(frozen=True)
+class EventWindow:
+    """Which executions of the event logs make the workload: started in [since, until), the
+    ``last`` of them (the most recent queries: a sliding window, as ``planner relayout`` run on a
+    schedule wants), and only query shapes run at least ``min_count`` times among those."""
+    since: datetime | None = None
+    until: datetime | None = None
+    min_count: int = 1
+    last: int | None = None
+
+    @property
+    def narrowed(self) -> bool:
+        return bool(self.since or self.until or self.min_count > 1 or self.last)
+
+
+def workload_text(executions: Iterable[Execution], window: EventWindow = EventWindow(), *, dialect: str = "hive",
+                  summary: EventLogSummary | None = None) -> str:
     """The executions as a workload file: statements in time order (``USE`` put back where a
-    session's database differs from the previous statement's), inside the window, and only
-    query shapes run at least ``min_count`` times."""
+    session's database differs from the previous statement's), inside the ``window``."""
     from planner.workload.statements import split_statements, template_name
 
     summary = summary if summary is not None else EventLogSummary()
     kept = []
     for x in executions:
-        if (since and x.time < since) or (until and x.time >= until):
+        if (window.since and x.time < window.since) or (window.until and x.time >= window.until):
             summary.outside_window += 1
             continue
         kept.append(x)
+    if window.last is not None:  # the most recent queries; every USE stays, to name their databases
+        queries = [i for i, x in enumerate(kept) if _use_target(x.sql) is None]
+        older = set(queries[:max(0, len(queries) - window.last)])
+        summary.outside_window += len(older)
+        kept = [x for i, x in enumerate(kept) if i not in older]
     shapes: dict[int, str] = {}
     counts: dict[str, int] = {}
     for i, x in enumerate(kept):
@@ -199,7 +218,7 @@ def workload_text(executions: Iterable[Execution], *, since: datetime | None = N
         if use is not None:
             session_db[x.session] = use
             continue
-        if counts[shapes[i]] < min_count:
+        if counts[shapes[i]] < window.min_count:
             summary.below_min_count += 1
             continue
         db = session_db.get(x.session)
