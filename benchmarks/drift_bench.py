@@ -5,8 +5,9 @@
 2. The workload drifts over windows of ``--window`` queries: Q6/Q14/Q15/Q1 (ship-date ranges),
    then Q12/Q19/Q10 (ship modes, receipt dates, quantities, return flags), then ad-hoc 10 % ranges
    on a random column. Every strategy starts from the layout advised on the first window.
-3. ``planner.drift.replay`` prices every window's queries on each strategy's layout and the rows
-   each switch rewrites (c = ``--write-cost``).
+3. ``planner.drift.replay`` prices every step's queries (``--step`` of them) on each strategy's
+   layout and the rows each switch rewrites (c = ``--write-cost``). Every strategy decides on the
+   last ``--window`` queries; full re-advise after every window, partial re-layout after every step.
 4. The ¼-drift case: the layout advised on ship-date queries, then a window that filters
    ``l_quantity`` on the last quarter of the ship dates only; the partial re-layout's rows
    rewritten against the table.
@@ -14,7 +15,7 @@
 Writes ``benchmarks/results/drift.md`` (and ``drift.json``, ``drift.png``), or ``drift_quick``
 with ``--quick`` (SF 0.01, small windows).
 
-    .venv/bin/python -m benchmarks.drift_bench [--scale 1] [--window 40] [--quick]
+    .venv/bin/python -m benchmarks.drift_bench [--scale 1] [--window 40] [--step 10] [--quick]
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
 from planner.costmodel.statistics import ColumnStats, TableStats
-from planner.drift import STRATEGIES, hindsight, replay
+from planner.drift import Strategy, hindsight, replay
 from planner.relayout_plan import model_for, plan_relayout
 from planner.workload import Schema, parse_workload
 from planner.workload_gen.adhoc import adhoc_workload
@@ -131,7 +132,19 @@ def quarter_drift(stats: TableStats, columns: dict, params: CostParams, size: in
             "window_rows_after": round(model_for(model, plan.layout).evaluate(plan.layout).rows)}
 
 
-def run(scale: float, count: int, size: int, sample_rows: int, write_cost: float, seed: int, log=print) -> dict:
+def steps_of(texts: list[tuple[str, str]], step: int) -> list[str]:
+    """Each window's queries, ``step`` at a time, in order (``step`` divides the window)."""
+    out = []
+    for _, text in texts:
+        queries = [q + ";\n" for q in text.split(";\n") if q.strip()]
+        if len(queries) % step:
+            raise ValueError(f"a step of {step} queries does not divide a window of {len(queries)}")
+        out += ["".join(queries[k:k + step]) for k in range(0, len(queries), step)]
+    return out
+
+
+def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_cost: float, seed: int,
+        log=print) -> dict:
     data = generate_lineitem(scale, ROOT / ".planner" / "data")
     t0 = time.perf_counter()
     stats = table_stats(data, sample_rows)
@@ -139,34 +152,63 @@ def run(scale: float, count: int, size: int, sample_rows: int, write_cost: float
     params = CostParams()
     log(f"lineitem SF {scale:g}: {stats.rows:,} rows, sample {stats.sample.num_rows:,} ({time.perf_counter() - t0:.1f} s)")
     texts = windows(count, size, seed, scale)
-    models, advices = [], {}
-    for i, (_, text) in enumerate(texts):
-        wl = parse_workload(text, f"window{i + 1}.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
-        models.append((wl, CostModel(analyze_table(wl, TABLE, columns), stats, params)))
+    steps = steps_of(texts, step)
+    per = size // step  # steps per window
+    schema = Schema({TABLE: columns})
+    workloads: dict[tuple[int, int], tuple] = {}
 
-    def best(i: int):
-        if i not in advices:
-            wl, model = models[i]
+    def window_model(lo: int, hi: int):
+        """(workload, cost model) of steps lo..hi-1."""
+        if (lo, hi) not in workloads:
+            wl = parse_workload("".join(steps[lo:hi]), f"steps{lo + 1}-{hi}.sql", schema=schema, tables=[TABLE])
+            workloads[(lo, hi)] = wl, CostModel(analyze_table(wl, TABLE, columns), stats, params)
+        return workloads[(lo, hi)]
+
+    def recent(i: int) -> CostModel:  # the last window's worth of queries, ending with step i
+        return window_model(max(0, i + 1 - per), i + 1)[1]
+
+    advices: dict[tuple[int, int], object] = {}
+
+    def best_of(lo: int, hi: int):
+        if (lo, hi) not in advices:
+            wl, model = window_model(lo, hi)
             t = time.perf_counter()
             # the best *new* layout: the "current table" contender would be the table as generated,
             # not the layout a strategy holds at this point
-            ranked = advise(wl, model.analysis, stats, params).result.ranked
-            advices[i] = next(c.layout for c in ranked if not is_current(c.layout))
-            log(f"  window {i + 1}: best {advices[i].describe()} ({time.perf_counter() - t:.1f} s)")
-        return advices[i]
+            advices[(lo, hi)] = _best_new(advise(wl, model.analysis, stats, params))
+            log(f"  queries {lo * step + 1}-{hi * step}: best {advices[(lo, hi)].describe()} "
+                f"({time.perf_counter() - t:.1f} s)")
+        return advices[(lo, hi)]
 
-    traces = replay([m for _, m in models], best, write_cost=write_cost, max_partitions=params.max_partitions,
-                    strategies=STRATEGIES + ("partitions",), log=log)
-    bound = hindsight([m for _, m in models], [best(i) for i in range(max(count - 1, 1))])
+    def best(i: int):
+        return best_of(max(0, i + 1 - per), i + 1)
+
+    start = best_of(0, per)  # the layout advised on the first window
+    strategies = {"static": Strategy("static"), "full": Strategy("full", per), "partial": Strategy("partial"),
+                  "partial, every window": Strategy("partial", per), "partitions": Strategy("partitions"),
+                  "full, every step": Strategy("full")}
+    step_models = [window_model(i, i + 1)[1] for i in range(len(steps))]
+    traces = replay(step_models, best, recent=recent, start=start, write_cost=write_cost,
+                    max_partitions=params.max_partitions, strategies=strategies, log=log)
+    bound = hindsight(step_models, [best(i) for i in range(len(steps) - 1)], start)
     quarter = quarter_drift(stats, columns, params, size, seed + 100, write_cost)
     log(f"quarter drift: {quarter}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return {"scale": scale, "windows": count, "window_queries": size, "sample_rows": stats.sample.num_rows,
-            "rows": stats.rows, "write_cost": write_cost, "seed": seed, "load_avg": round(load, 2),
-            "phases": [p for p, _ in texts], "seconds": round(time.perf_counter() - t0, 1),
-            "hindsight": [round(x) for x in bound],
-            "traces": {s: {"reads": [round(x) for x in t.reads], "rewritten": [round(x) for x in t.rewritten],
-                           "actions": t.actions, "partitions": t.partitions, "total": round(t.total),
+
+    def by_window(values: list) -> list:
+        return [values[w * per:(w + 1) * per] for w in range(count)]
+
+    return {"scale": scale, "windows": count, "window_queries": size, "step_queries": step,
+            "sample_rows": stats.sample.num_rows, "rows": stats.rows, "write_cost": write_cost, "seed": seed,
+            "load_avg": round(load, 2), "phases": [p for p, _ in texts], "seconds": round(time.perf_counter() - t0, 1),
+            "strategies": {s: {"kind": x.kind, "every": x.every} for s, x in strategies.items()},
+            "hindsight": [round(sum(x)) for x in by_window(bound)],
+            "traces": {s: {"reads": [round(sum(x)) for x in by_window(t.reads)],
+                           "rewritten": [round(sum(x)) for x in by_window(t.rewritten)],
+                           "actions": ["; ".join(f"{a} after query {(w * per + k + 1) * step}"
+                                                 for k, a in enumerate(acts) if a) for w, acts in
+                                       enumerate(by_window(t.actions))],
+                           "partitions": [p[-1] for p in by_window(t.partitions)], "total": round(t.total),
                            "weighted_total": round(t.weighted_total(write_cost))} for s, t in traces.items()},
             "quarter": quarter}
 
@@ -176,41 +218,49 @@ def report(result: dict, command: str) -> str:
     ratio_static = t["partial"]["total"] / t["static"]["total"]
     ratio_full = t["partial"]["total"] / t["full"]["total"]
     q = result["quarter"]
+    step, size = result["step_queries"], result["window_queries"]
     lines = ["# Drift benchmark (issue 15)", "",
              f"Command: `{command}`. TPC-H lineitem SF {result['scale']:g} ({result['rows']:,} rows), sample "
-             f"{result['sample_rows']:,} rows; {result['windows']} windows of {result['window_queries']} queries "
-             f"(phases: {', '.join(dict.fromkeys(result['phases']))}); c = {result['write_cost']:g}; "
-             f"load average {result['load_avg']} (row figures are model estimates and do not depend on load; "
-             f"{result['seconds']} s).", "",
-             "Every strategy starts from the layout advised on window 1. After each window, *full* re-advises "
-             "on it and rewrites the whole table when the best layout changed; *partial* re-cuts what gains more "
-             "on the window than c x the rows it rewrites: partitions alone (cut by the new layout's regions, "
-             "in the current order) or the whole table laid out as the new layout (Amoeba's root), whichever "
-             "gains more net of c x rows; *partitions* is partial without the root (the algorithm before it). "
-             "*Hindsight* reads each window under the cheapest of the layouts advised before it, switching for "
-             "free: no strategy that picks among the advised layouts does better. Rows read are the cost "
-             "model's (partition pruning and row-group skipping); \"after\" says what a strategy rewrote after "
-             "the window.", "",
+             f"{result['sample_rows']:,} rows; {result['windows']} windows of {size} queries "
+             f"(phases: {', '.join(dict.fromkeys(result['phases']))}), in steps of {step} queries; "
+             f"c = {result['write_cost']:g}; load average {result['load_avg']} (row figures are model estimates "
+             f"and do not depend on load; {result['seconds']} s).", "",
+             f"Every strategy starts from the layout advised on window 1 and decides on the last {size} queries "
+             f"(a sliding window, as Amoeba keeps one), toward the best layout `advise` finds for them. *Full* "
+             f"re-advises after every window of {size} and rewrites the whole table when the best layout changed. "
+             f"*Partial* checks after every {step} queries and re-cuts what gains more on the last {size} queries "
+             "than c x the rows it rewrites: partitions alone (cut by the new layout's regions, in the current "
+             "order) or the whole table laid out as the new layout (Amoeba's root), whichever gains more net of "
+             "c x rows. A check that rewrites nothing costs no I/O, so partial can look often; full cannot "
+             "(*full, every step* below is full re-advise at partial's cadence). *Partial, every window* is "
+             "partial at full's cadence (this benchmark's algorithm before the sliding window); *partitions* is "
+             "partial without the root. *Hindsight* reads each step under the cheapest of the layouts advised "
+             "before it, switching for free. Rows read are the cost model's (partition pruning and row-group "
+             "skipping); \"after\" says what a strategy rewrote during the window (each action after the query "
+             "named).", "",
              "| window | phase | static read | full read | full after | partial read | partial after | "
-             "partial partitions | partitions-only read | partitions-only after | hindsight read |",
-             "|---:|---|---:|---:|---|---:|---|---:|---:|---|---:|"]
+             "partial partitions | partial, every window read | partitions-only read | full, every step read | "
+             "hindsight read |",
+             "|---:|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|"]
 
     def after(s: str, i: int) -> str:
-        return f"{t[s]['actions'][i]} {t[s]['rewritten'][i]:,}" if t[s]["rewritten"][i] else ""
+        return f"{t[s]['actions'][i]}: {t[s]['rewritten'][i]:,}" if t[s]["rewritten"][i] else ""
 
     for i, phase in enumerate(result["phases"]):
         lines.append(f"| {i + 1} | {phase} | {t['static']['reads'][i]:,} | {t['full']['reads'][i]:,} | "
                      f"{after('full', i)} | {t['partial']['reads'][i]:,} | {after('partial', i)} | "
-                     f"{t['partial']['partitions'][i]} | {t['partitions']['reads'][i]:,} | {after('partitions', i)} | "
+                     f"{t['partial']['partitions'][i]} | {t['partial, every window']['reads'][i]:,} | "
+                     f"{t['partitions']['reads'][i]:,} | {t['full, every step']['reads'][i]:,} | "
                      f"{result['hindsight'][i]:,} |")
-    lines += ["", "| strategy | rows read | rows rewritten | total | total with rewrites x c | / static | / full |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
-    for s in STRATEGIES + ("partitions",):
-        lines.append(f"| {s} | {sum(t[s]['reads']):,} | {sum(t[s]['rewritten']):,} | {t[s]['total']:,} | "
+    lines += ["", "| strategy | checks after every | rows read | rows rewritten | total | total with rewrites x c "
+              "| / static | / full |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for s, x in result["strategies"].items():
+        every = "–" if x["kind"] == "static" else f"{x['every'] * step} queries"
+        lines.append(f"| {s} | {every} | {sum(t[s]['reads']):,} | {sum(t[s]['rewritten']):,} | {t[s]['total']:,} | "
                      f"{t[s]['weighted_total']:,} | {t[s]['total'] / t['static']['total']:.3f} | "
                      f"{t[s]['total'] / t['full']['total']:.3f} |")
     bound = sum(result["hindsight"])
-    lines.append(f"| hindsight (bound, rewrites free) | {bound:,} | 0 | {bound:,} | {bound:,} | "
+    lines.append(f"| hindsight (rewrites free) | {step} queries | {bound:,} | 0 | {bound:,} | {bound:,} | "
                  f"{bound / t['static']['total']:.3f} | {bound / t['full']['total']:.3f} |")
     lines += ["", "| figure | measured | target | met |", "|---|---:|---:|---|",
               f"| partial / static, rows read + rewritten | {ratio_static:.3f} | <= 0.7 | "
@@ -233,13 +283,14 @@ def plot(result: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    for s in STRATEGIES + ("partitions",):
+    for s in result["strategies"]:
         tr = result["traces"][s]
         acc, ys = 0, []
         for r, w in zip(tr["reads"], tr["rewritten"]):
             acc += r + w
             ys.append(acc / 1e6)
-        ax.plot(range(1, len(ys) + 1), ys, marker="o", label=s, linestyle=":" if s == "partitions" else "-")
+        ax.plot(range(1, len(ys) + 1), ys, marker="o", label=s,
+                linestyle="-" if s in ("static", "full", "partial") else ":")
     ax.set_xlabel("window")
     ax.set_ylabel("cumulative rows read + rewritten (M)")
     ax.set_title(f"Drifting TPC-H workload, SF {result['scale']:g}, c = {result['write_cost']:g}")
@@ -253,19 +304,22 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--windows", type=int, default=9)
-    ap.add_argument("--window", type=int, default=40, help="queries per window")
+    ap.add_argument("--window", type=int, default=40, help="queries per window (full re-advise's cadence, and the "
+                    "sliding window every strategy decides on)")
+    ap.add_argument("--step", type=int, default=10, help="queries between partial re-layout's checks (divides "
+                    "--window)")
     ap.add_argument("--sample-rows", type=int, default=100_000)
     ap.add_argument("--write-cost", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--quick", action="store_true", help="SF 0.01, 6 windows of 12 queries")
+    ap.add_argument("--quick", action="store_true", help="SF 0.01, 6 windows of 12 queries, steps of 4")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
     a = ap.parse_args(argv)
     if a.quick:
-        a.scale, a.windows, a.window, a.sample_rows = 0.01, 6, 12, 20_000
+        a.scale, a.windows, a.window, a.step, a.sample_rows = 0.01, 6, 12, 4, 20_000
     name = "drift_quick" if a.quick else "drift"
-    result = run(a.scale, a.windows, a.window, a.sample_rows, a.write_cost, a.seed)
-    command = ".venv/bin/python -m benchmarks.drift_bench" + (" --quick" if a.quick else
-                                                              f" --scale {a.scale:g} --windows {a.windows} --window {a.window}")
+    result = run(a.scale, a.windows, a.window, a.step, a.sample_rows, a.write_cost, a.seed)
+    command = ".venv/bin/python -m benchmarks.drift_bench" + (
+        " --quick" if a.quick else f" --scale {a.scale:g} --windows {a.windows} --window {a.window} --step {a.step}")
     text = report(result, command)
     a.out_dir.mkdir(parents=True, exist_ok=True)
     (a.out_dir / f"{name}.md").write_text(text + f"\n![cumulative cost]({name}.png)\n")

@@ -13,7 +13,9 @@ from dataclasses import replace
 
 import sqlglot
 
-from planner.drift import replay
+import pytest
+
+from planner.drift import Strategy, hindsight, replay
 from planner.emit.relayout_sql import recut_insert
 from planner.layout import Layout, Ordering
 from planner.relayout_plan import model_for, pieces_of, plan_relayout
@@ -92,6 +94,44 @@ def test_replay_partial_skips_a_switch_that_does_not_pay_c_times_the_table():
     traces = replay([few] * 3, _drifted, max_partitions=1000)
     assert traces["full"].rewritten[1] == N
     assert traces["partial"].rewritten == [0.0] * 3
+
+
+def test_a_strategy_acts_only_after_every_nth_step():
+    # four steps; the drift is seen from step 1 on: checking every step switches after step 1,
+    # every two steps after step 2 (one step later), and no strategy acts after the last step
+    models = [_model(EVERYWHERE)] * 4
+    traces = replay(models, _drifted, start=_quarters(), max_partitions=1000,
+                    strategies={"partial": Strategy("partial"), "partial/2": Strategy("partial", 2),
+                                "full/2": Strategy("full", 2), "static": Strategy("static")})
+    assert [round(x) for x in traces["partial"].rewritten] == [0, N, 0, 0]
+    assert [round(x) for x in traces["partial/2"].rewritten] == [0, N, 0, 0]
+    assert traces["full/2"].rewritten == [0.0, N, 0.0, 0.0]
+    late = replay(models, lambda i: _target(), start=_quarters(), max_partitions=1000,
+                  strategies={"partial": Strategy("partial"), "partial/2": Strategy("partial", 2)})
+    assert [round(x) for x in late["partial"].rewritten] == [N, 0, 0, 0]
+    assert [round(x) for x in late["partial/2"].rewritten] == [0, N, 0, 0]
+    assert late["partial"].reads[1] < late["partial/2"].reads[1]  # checking sooner reads less
+    assert late["partial"].total < late["partial/2"].total
+    with pytest.raises(ValueError):
+        Strategy("sometimes")
+
+
+def test_the_decision_is_made_on_the_recent_window_not_the_last_step():
+    # the last step alone (one query) never pays c x the table; the recent window (20 queries) does
+    one = _model("SELECT * FROM t WHERE y = 7;\n")
+    traces = replay([one] * 3, lambda i: _target(), start=_quarters(), max_partitions=1000)
+    assert traces["partial"].rewritten == [0.0] * 3
+    traces = replay([one] * 3, lambda i: _target(), recent=lambda i: _model(EVERYWHERE), start=_quarters(),
+                    max_partitions=1000)
+    assert [round(x) for x in traces["partial"].rewritten] == [N, 0, 0]
+
+
+def test_hindsight_picks_the_cheapest_layout_known_before_each_step():
+    models = [_model(EVERYWHERE)] * 3
+    reads = hindsight(models, [_target(), _target()], start=_quarters())
+    on = {name: model_for(models[0], lay).evaluate(lay).rows for name, lay in
+          (("quarters", _quarters()), ("target", _target()))}
+    assert reads == [on["quarters"], min(on.values()), min(on.values())]
 
 
 def test_status_says_when_the_partial_re_layout_is_the_whole_table():
