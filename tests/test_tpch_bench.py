@@ -128,3 +128,32 @@ def test_ordered_variants_define_the_derived_attributes_they_sort_by():
         names = {c.name for c in sqlglot.parse_one(sql, read="spark").find_all(sqlglot.exp.Column)}
         helpers = {Z_COLUMN, CURVE_COLUMN, ORDER_COLUMN}  # computed once per row in a subquery, projected away
         assert names <= set(COLUMNS) | {layout.partition_column} | helpers
+
+
+def test_the_join_benchmark_rotates_its_set_ups_and_keeps_the_fastest_run(monkeypatch):
+    from benchmarks import tpch_joins
+
+    seen = []
+
+    def fake_measure(spark, db, sql, mode):
+        seen.append(mode)
+        wall = 10.0 - len(seen) / 10  # later runs are faster: the fastest is the last of its set-up
+        return {"rows": [("1",)], "wall": wall, "li_rows": 1, "li_parts": 1, "li_files": 1, "li_scans": 1}
+
+    class Conf:
+        def set(self, *_): pass
+
+        def unset(self, *_): pass
+
+    monkeypatch.setattr(tpch_joins, "measure", fake_measure)
+    spark = type("S", (), {"conf": Conf()})()
+    out = tpch_joins.run(spark, "db", [("q03", "SELECT 1"), ("q04", "SELECT 1")], lambda m: None, rounds=2)
+    n = len(tpch_joins.RUNS)
+    assert len(out) == 2 * 2 * n
+    firsts = [out[k * n]["mode"] + str(out[k * n]["spark_joins"]) for k in range(4)]
+    # out: round 1 (q03, q04), round 2 (q03, q04); the next query, and the same query in the next
+    # round, start with another set-up
+    assert firsts[0] != firsts[1] and firsts[0] != firsts[2] and firsts[1] != firsts[3]
+    best = tpch_joins.fastest(out)
+    assert all(best[k]["round"] == 2 and len(best[k]["walls"]) == 2 for k in best)
+    assert "fastest of 2 rounds" in tpch_joins.report(out, 6, 1.0, (0.0, 0.0), 1.0, "x")
