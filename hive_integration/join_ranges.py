@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from typing import Callable, Iterable, Mapping, Sequence
+from urllib.parse import urlsplit
 
 from sqlglot import exp
 
@@ -54,29 +55,39 @@ def _run(spark, q: exp.Expression) -> list:
 
 
 # ---- snapshots -------------------------------------------------------------------------------------
-def table_snapshot(spark, table: str) -> str | None:
+def table_snapshot(spark, table: str, props: Mapping[str, str] | None = None) -> str | None:
     """A digest of ``table``'s data files (path, size, modification time) and its planner layout
-    checksum; None when the table cannot be read."""
+    checksum; None when the table cannot be read. ``props``: its TBLPROPERTIES when the caller
+    has just read them (the query's layout look-up), else read here."""
     from pyspark.errors import PySparkException
 
     try:
         files = sorted(spark.table(_table(table).sql(dialect="spark")).inputFiles())
-        props = {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + _table(table).sql(dialect="spark")).collect()}
+        if props is None:
+            props = {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + _table(table).sql(dialect="spark")).collect()}
     except PySparkException:
         return None
     jvm = spark._jvm
     conf = spark._jsc.hadoopConfiguration()
+    systems: dict[tuple[str, str], object] = {}  # one FileSystem per scheme and authority: a round trip less per file
     h = hashlib.sha256()
     for f in files:
         path = jvm.org.apache.hadoop.fs.Path(f)
-        st = path.getFileSystem(conf).getFileStatus(path)
+        root = urlsplit(f)[:2]
+        fs = systems.get(root)
+        if fs is None:
+            fs = systems[root] = path.getFileSystem(conf)
+        st = fs.getFileStatus(path)
         h.update(f"{f}\0{st.getLen()}\0{st.getModificationTime()}\n".encode())
     h.update(str(props.get("planner.layout.sha256", "")).encode())
     return h.hexdigest()[:32]
 
 
-def snapshots(spark, tables: Iterable[str]) -> dict[str, str | None]:
-    return {t: table_snapshot(spark, t) for t in dict.fromkeys(tables)}
+def snapshots(spark, tables: Iterable[str],
+              properties: Callable[[str], Mapping[str, str] | None] | None = None) -> dict[str, str | None]:
+    """Each table's ``table_snapshot``; ``properties`` (table -> TBLPROPERTIES, or None) supplies
+    properties already read."""
+    return {t: table_snapshot(spark, t, properties(t) if properties else None) for t in dict.fromkeys(tables)}
 
 
 # ---- computing the ranges ---------------------------------------------------------------------------
@@ -269,7 +280,8 @@ def after_apply(runner, layout: Layout, say: Callable[[str], None]) -> None:
             pass
 
 
-def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str]):
+def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str],
+                 properties: Callable[[str], Mapping[str, str] | None] | None = None):
     """``planner.rewrite.JoinContext`` for a query reading ``read``: the ranges of its laid-out tables
     and the snapshots (now) of the tables those ranges depend on and the query reads. Without a Spark
     session (a thrift metastore, layout files) the snapshots are unknown and nothing prunes through
@@ -281,7 +293,8 @@ def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[
         return None
     read = set(read)
     need = {t for r in ranges.values() for c in r.columns for t in tables_of(c.column, r.table) if t in read}
-    return JoinContext(ranges, snapshots(spark, sorted(need)) if spark is not None else {t: None for t in need})
+    return JoinContext(ranges, snapshots(spark, sorted(need), properties) if spark is not None
+                       else {t: None for t in need})
 
 
 def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Mapping, columns: dict):
@@ -289,7 +302,8 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
     ``layouts`` came from ``source``; adds the joined tables' columns to ``columns`` (with Spark), so
     their unqualified names resolve."""
     joins = join_context(spark, {q: getattr(source.lookup(db, name), "join_ranges", None)
-                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read])
+                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read],
+                         getattr(source, "properties", None))
     if joins is not None and spark is not None:
         from hive_integration.columns import spark_columns
 

@@ -80,16 +80,28 @@ class SparkCatalogLayouts(_Cached):
     def __init__(self, spark):
         super().__init__()
         self.spark = spark
+        self._properties: dict[tuple[str, str], dict[str, str] | None] = {}
 
-    def _find(self, db: str, name: str) -> TableLayout | None:
+    def properties(self, table: str) -> dict[str, str] | None:
+        """``table``'s (``db.name``) TBLPROPERTIES, read once by this source (a source lives for one
+        query), or None when the table cannot be read. The joined tables' snapshots reuse them."""
         from pyspark.errors import PySparkException
 
+        db, _, name = table.lower().rpartition(".")
+        key = (db or self.spark.catalog.currentDatabase().lower(), name)
+        if key not in self._properties:
+            try:
+                rows = self.spark.sql("SHOW TBLPROPERTIES " + _quoted(*key)).collect()
+                self._properties[key] = {r[0]: r[1] for r in rows}
+            except PySparkException:
+                self._properties[key] = None
+        return self._properties[key]
+
+    def _find(self, db: str, name: str) -> TableLayout | None:
         table = _quoted(db, name)
-        try:
-            rows = self.spark.sql("SHOW TBLPROPERTIES " + table).collect()
-        except PySparkException:
+        props = self.properties(f"{db}.{name}")
+        if props is None:
             return None  # no such table: the engine reports it when the query runs
-        props = {r[0]: r[1] for r in rows}
         layout = _layout_of(props)
         if layout is None:
             return None

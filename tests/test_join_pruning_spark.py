@@ -125,6 +125,26 @@ def test_join_queries_same_answer_fewer_partitions(spark, tpch_db, q):
     assert sum(pruned) < sum(full), (q, pruned, full)
 
 
+def test_a_query_reads_each_tables_properties_once(spark, tpch_db, monkeypatch):
+    # the joined tables' snapshots reuse the properties the layout look-up just read: one
+    # SHOW TBLPROPERTIES per table a query reads, not two
+    shown = []
+    real = spark.sql
+
+    def counting(text, *args, **kwargs):
+        if text.upper().startswith("SHOW TBLPROPERTIES"):
+            shown.append(text)
+        return real(text, *args, **kwargs)
+
+    sql = _no_limit(golden_query("q05"))
+    want, full = _lineitem_partitions(spark, sql, prune=False)
+    monkeypatch.setattr(spark, "sql", counting)
+    got, parts = _lineitem_partitions(spark, sql, prune=True)
+    monkeypatch.undo()
+    assert got == want and sum(parts) < sum(full)
+    assert shown and len(shown) == len(set(shown)), shown
+
+
 def test_a_changed_joined_table_turns_join_pruning_off_until_refreshed(spark, tpch_db):
     sql = _no_limit(golden_query("q05"))
     want, full = _lineitem_partitions(spark, sql, prune=False)
