@@ -178,6 +178,24 @@ def _fill_digest(spark: SparkSession, table: str) -> str | None:
     return {r[0]: r[1] for r in rows}.get(FILL_KEY)
 
 
+def timed_fill(spark: SparkSession, runner: SparkRunner, create: str, fill: list[str],
+               block_bytes: int) -> tuple[float, list[Stage]]:
+    """Run ``create`` then the ``fill`` statements (their SETs restored afterwards) with row groups
+    of ``block_bytes``: the seconds it took and Spark's stages."""
+    stages: list[Stage] = []
+
+    def run() -> None:
+        runner.execute(create)
+        with runner.settings_restored([s.split("=")[0].split()[1] for s in fill if s.startswith("SET ")]):
+            for s in fill:
+                runner.execute(s)
+
+    t = time.perf_counter()
+    with stages_of(spark, stages):
+        _with_block_size(spark, block_bytes, run)
+    return time.perf_counter() - t, stages
+
+
 def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str], source: str, target: str,
                  block_bytes: int, *, reuse: bool = False) -> Built:
     """Create ``target`` with ``layout`` and fill it from ``source`` with the planner's own SQL, timed.
@@ -196,17 +214,7 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     # reused only when built by the same SQL: the layout, its write hints and the planner's emission
     if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
         _drop(runner, target)
-
-        def run() -> None:
-            runner.execute(create)
-            with runner.settings_restored([s.split("=")[0].split()[1] for s in fill if s.startswith("SET ")]):
-                for s in fill:
-                    runner.execute(s)
-
-        t = time.perf_counter()
-        with stages_of(spark, stages):
-            _with_block_size(spark, block_bytes, run)
-        seconds = time.perf_counter() - t
+        seconds, stages = timed_fill(spark, runner, create, fill, block_bytes)
         _mark_filled(runner, target, digest)
     files, groups, size = footprint(spark, target)
     return Built(target, seconds, files, groups, size, _partitions(spark, target), plan.describe(), tuple(stages))

@@ -28,7 +28,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from benchmarks.tpch_build import Stage, _drop, _with_block_size, build_copy, stages_of
+from benchmarks.tpch_build import _drop, build_copy, timed_fill
 from planner.emit import apply_statements, create_table_sql
 from planner.emit.apply_sql import ORDER_COLUMN, TREE_SETTINGS
 from planner.costmodel.tree_order import tie_columns
@@ -66,18 +66,8 @@ def build(spark, layout: Layout, columns, source: str, target: str, fill: list[s
 
     runner = SparkRunner(spark)
     _drop(runner, target)
-    stages: list[Stage] = []
-
-    def run() -> None:
-        runner.execute(create_table_sql(layout, columns, target, dialect="spark"))
-        with runner.settings_restored([s.split("=")[0].split()[1] for s in fill if s.startswith("SET ")]):
-            for s in fill:
-                runner.execute(s)
-
-    t = time.perf_counter()
-    with stages_of(spark, stages):
-        _with_block_size(spark, block_bytes, run)
-    seconds = time.perf_counter() - t
+    seconds, stages = timed_fill(spark, runner, create_table_sql(layout, columns, target, dialect="spark"), fill,
+                                 block_bytes)
     rows = spark.table(target).count()
     return {"seconds": seconds, "cpu": sum(s.cpu for s in stages), "rows": rows}
 
