@@ -16,6 +16,8 @@ from sqlglot import exp
 
 Run = Callable[[str], Iterable[tuple]]
 
+CHAR_VARCHAR_KEY = "__CHAR_VARCHAR_TYPE_STRING"  # Spark's field metadata holding a CHAR/VARCHAR's declared type
+
 
 def columns_from_describe(rows: Iterable[tuple]) -> dict[str, str]:
     """Column name (lower case) -> type, from ``DESCRIBE t`` rows (the partition section left out,
@@ -26,6 +28,22 @@ def columns_from_describe(rows: Iterable[tuple]) -> dict[str, str]:
         if not name or name.startswith("#"):
             break  # "# Partition Information" repeats the partition columns
         cols[name.lower()] = str(row[1]).strip().lower()
+    return cols
+
+
+def columns_from_schema_json(schema: str) -> dict[str, str]:
+    """Column name (lower case) -> type as ``DESCRIBE`` shows it, from a catalog table's schema JSON
+    (``StructType.json()``): a CHAR/VARCHAR column's declared type is in its field's
+    ``__CHAR_VARCHAR_TYPE_STRING`` metadata, every other type is pyspark's ``simpleString``, the
+    catalog string Spark's ``DESCRIBE`` prints (tests compare the two on Spark)."""
+    import json
+
+    from pyspark.sql.types import _parse_datatype_json_value
+
+    cols: dict[str, str] = {}
+    for f in json.loads(schema)["fields"]:
+        declared = (f.get("metadata") or {}).get(CHAR_VARCHAR_KEY)
+        cols[f["name"].lower()] = (declared or _parse_datatype_json_value(f["type"]).simpleString()).strip().lower()
     return cols
 
 
@@ -46,4 +64,4 @@ def spark_columns(spark, table: str | exp.Table) -> dict[str, str]:
     return table_columns(lambda sql: [tuple(r) for r in spark.sql(sql).collect()], table)
 
 
-__all__ = ["columns_from_describe", "table_columns", "spark_columns", "describe_sql"]
+__all__ = ["columns_from_describe", "columns_from_schema_json", "table_columns", "spark_columns", "describe_sql"]

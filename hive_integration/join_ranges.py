@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from sqlglot import exp
 
+from hive_integration.catalog import CatalogEntry, catalog_entry, table_files
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.join_pruning import (SMALL_SET, JoinRange, JoinRanges, join_columns_of, stale_property_keys,
@@ -55,39 +56,56 @@ def _run(spark, q: exp.Expression) -> list:
 
 
 # ---- snapshots -------------------------------------------------------------------------------------
-def table_snapshot(spark, table: str, props: Mapping[str, str] | None = None) -> str | None:
+def table_snapshot(spark, table: str, entry: CatalogEntry | None = None) -> str | None:
     """A digest of ``table``'s data files (path, size, modification time) and its planner layout
-    checksum; None when the table cannot be read. ``props``: its TBLPROPERTIES when the caller
-    has just read them (the query's layout look-up), else read here."""
+    checksum; None when the table cannot be read. ``entry``: its catalog entry when the caller has
+    just read it (the query's layout look-up), else read here.
+
+    The files are listed under the table's location, or its partitions' (``catalog.table_files``);
+    a view's are the files Spark reads for it (``inputFiles()``). Both name and order the files as
+    ``inputFiles()`` does, so a snapshot recorded before the listing was direct is still recognised
+    (unless the table has subdirectories: the listing counts their files, to be safe)."""
+    from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
-    try:
-        files = sorted(spark.table(_table(table).sql(dialect="spark")).inputFiles())
-        if props is None:
-            props = {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + _table(table).sql(dialect="spark")).collect()}
-    except PySparkException:
+    entry = entry or catalog_entry(spark, table)
+    if entry is None:
         return None
+    systems: dict[tuple[str, str], object] = {}  # one FileSystem per scheme and authority: a round trip less per file
+    try:
+        files = table_files(spark, entry, systems)
+        if files is None:
+            files = _read_files(spark, table, systems)
+    except (Py4JError, PySparkException):
+        return None
+    h = hashlib.sha256()
+    for f, length, modified in files:
+        h.update(f"{f}\0{length}\0{modified}\n".encode())
+    h.update(str(entry.properties.get("planner.layout.sha256", "")).encode())
+    return h.hexdigest()[:32]
+
+
+def _read_files(spark, table: str, systems: dict) -> list[tuple[str, int, int]]:
+    """(path, length, modification time) of the files Spark reads for ``table``, sorted by path."""
     jvm = spark._jvm
     conf = spark._jsc.hadoopConfiguration()
-    systems: dict[tuple[str, str], object] = {}  # one FileSystem per scheme and authority: a round trip less per file
-    h = hashlib.sha256()
-    for f in files:
+    out = []
+    for f in sorted(spark.table(_table(table).sql(dialect="spark")).inputFiles()):
         path = jvm.org.apache.hadoop.fs.Path(f)
         root = urlsplit(f)[:2]
         fs = systems.get(root)
         if fs is None:
             fs = systems[root] = path.getFileSystem(conf)
         st = fs.getFileStatus(path)
-        h.update(f"{f}\0{st.getLen()}\0{st.getModificationTime()}\n".encode())
-    h.update(str(props.get("planner.layout.sha256", "")).encode())
-    return h.hexdigest()[:32]
+        out.append((f, int(st.getLen()), int(st.getModificationTime())))
+    return out
 
 
 def snapshots(spark, tables: Iterable[str],
-              properties: Callable[[str], Mapping[str, str] | None] | None = None) -> dict[str, str | None]:
-    """Each table's ``table_snapshot``; ``properties`` (table -> TBLPROPERTIES, or None) supplies
-    properties already read."""
-    return {t: table_snapshot(spark, t, properties(t) if properties else None) for t in dict.fromkeys(tables)}
+              entries: Callable[[str], CatalogEntry | None] | None = None) -> dict[str, str | None]:
+    """Each table's ``table_snapshot``; ``entries`` (table -> catalog entry, or None) supplies
+    entries already read."""
+    return {t: table_snapshot(spark, t, entries(t) if entries else None) for t in dict.fromkeys(tables)}
 
 
 # ---- computing the ranges ---------------------------------------------------------------------------
@@ -281,7 +299,7 @@ def after_apply(runner, layout: Layout, say: Callable[[str], None]) -> None:
 
 
 def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str],
-                 properties: Callable[[str], Mapping[str, str] | None] | None = None):
+                 entries: Callable[[str], CatalogEntry | None] | None = None):
     """``planner.rewrite.JoinContext`` for a query reading ``read``: the ranges of its laid-out tables
     and the snapshots (now) of the tables those ranges depend on and the query reads. Without a Spark
     session (a thrift metastore, layout files) the snapshots are unknown and nothing prunes through
@@ -293,7 +311,7 @@ def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[
         return None
     read = set(read)
     need = {t for r in ranges.values() for c in r.columns for t in tables_of(c.column, r.table) if t in read}
-    return JoinContext(ranges, snapshots(spark, sorted(need), properties) if spark is not None
+    return JoinContext(ranges, snapshots(spark, sorted(need), entries) if spark is not None
                        else {t: None for t in need})
 
 
@@ -301,15 +319,16 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
     """The join context of a query reading ``read`` (``(qualified, db, table)``) whose laid-out tables
     ``layouts`` came from ``source``; adds the joined tables' columns to ``columns`` (with Spark), so
     their unqualified names resolve."""
+    entries = getattr(source, "entry", None)
     joins = join_context(spark, {q: getattr(source.lookup(db, name), "join_ranges", None)
-                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read],
-                         getattr(source, "properties", None))
+                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read], entries)
     if joins is not None and spark is not None:
         from hive_integration.columns import spark_columns
 
         for q, db, name in read:
             if q in joins.snapshots and q not in columns:
-                columns[q] = spark_columns(spark, _table(f"{db}.{name}"))
+                entry = entries(f"{db}.{name}") if entries else None
+                columns[q] = dict(entry.columns) if entry else spark_columns(spark, _table(f"{db}.{name}"))
     return joins
 
 

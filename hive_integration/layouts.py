@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Protocol
 
-from sqlglot import exp
 
-from hive_integration.columns import spark_columns
+from hive_integration.catalog import CatalogEntry, catalog_entry
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.join_pruning import JoinRanges
@@ -72,42 +71,37 @@ class _Cached:
         raise NotImplementedError
 
 
-def _quoted(db: str, name: str) -> str:
-    return exp.table_(exp.to_identifier(name, quoted=True), db=exp.to_identifier(db, quoted=True)).sql("spark")
-
-
 class SparkCatalogLayouts(_Cached):
     def __init__(self, spark):
         super().__init__()
         self.spark = spark
-        self._properties: dict[tuple[str, str], dict[str, str] | None] = {}
+        self._entries: dict[str, CatalogEntry | None] = {}
+
+    def entry(self, table: str) -> CatalogEntry | None:
+        """``table``'s (``db.name``) catalog entry (properties, columns, location), read once by this
+        source (a source lives for one query), or None when the table cannot be read. The joined
+        tables' snapshots and columns reuse it."""
+        db, _, name = table.lower().rpartition(".")
+        key = f"{db or self.spark.catalog.currentDatabase().lower()}.{name}"
+        if key not in self._entries:
+            self._entries[key] = catalog_entry(self.spark, key)
+        return self._entries[key]
 
     def properties(self, table: str) -> dict[str, str] | None:
-        """``table``'s (``db.name``) TBLPROPERTIES, read once by this source (a source lives for one
-        query), or None when the table cannot be read. The joined tables' snapshots reuse them."""
-        from pyspark.errors import PySparkException
-
-        db, _, name = table.lower().rpartition(".")
-        key = (db or self.spark.catalog.currentDatabase().lower(), name)
-        if key not in self._properties:
-            try:
-                rows = self.spark.sql("SHOW TBLPROPERTIES " + _quoted(*key)).collect()
-                self._properties[key] = {r[0]: r[1] for r in rows}
-            except PySparkException:
-                self._properties[key] = None
-        return self._properties[key]
+        """``table``'s TBLPROPERTIES (see ``entry``)."""
+        entry = self.entry(table)
+        return None if entry is None else dict(entry.properties)
 
     def _find(self, db: str, name: str) -> TableLayout | None:
-        table = _quoted(db, name)
-        props = self.properties(f"{db}.{name}")
-        if props is None:
+        entry = self.entry(f"{db}.{name}")
+        if entry is None:
             return None  # no such table: the engine reports it when the query runs
-        layout = _layout_of(props)
+        layout = _layout_of(entry.properties)
         if layout is None:
             return None
         pcol = layout.partition_column.lower()
-        columns = {c: t for c, t in spark_columns(self.spark, table).items() if c != pcol}
-        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(props))
+        columns = {c: t for c, t in entry.columns.items() if c != pcol}
+        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(entry.properties))
 
 
 class MetastoreLayouts(_Cached):
