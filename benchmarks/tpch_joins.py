@@ -14,6 +14,10 @@ not the workload's) on all eight TPC-H tables, in four set-ups:
 * the copy and ``layout+joins`` also with Spark's dynamic partition pruning and runtime bloom filters
   off (both are on by default), to tell Spark's gain from the planner's.
 
+``--with-orders``: orders laid out too, as ``advise`` picks for it on the same workload (a DBA
+advises each large table), in a database of its own with lineitem laid out as in the main one;
+the copy then reads both tables as loaded.
+
 Figures: rows, partitions and files the lineitem scans read (Spark's scan metrics, not estimates)
 and the wall time of each query (the fastest of ``--rounds`` runs, the set-ups' order rotated from
 round to round and query to query; the load average is printed).
@@ -82,11 +86,11 @@ def held_out_queries(seed: int, per_template: int) -> list[tuple[str, str]]:
     return out
 
 
-def advised_layout(spark, db: str, wl, analysis, state: Path, log) -> Layout:
-    """What ``planner advise`` picks for lineitem on the training workload (``sql/tpch_workload.sql``),
+def advised_layout(spark, db: str, wl, analysis, state: Path, log, table: str = "lineitem") -> Layout:
+    """What ``planner advise`` picks for ``table`` on the training workload (``sql/tpch_workload.sql``),
     its cost model pricing the induced predicates on the sample joined to the other tables.
 
-    Statistics come from ``lineitem_copy`` (the same rows as loaded, never laid out): lineitem itself
+    Statistics come from ``<table>_copy`` (the same rows as loaded, never laid out): the table itself
     may hold an earlier run's layout."""
     from hive_integration.join_sample import with_joined_columns
     from hive_integration.statistics_pass import gather_stats
@@ -95,8 +99,8 @@ def advised_layout(spark, db: str, wl, analysis, state: Path, log) -> Layout:
     from planner.join_pruning import MAX_COLUMNS
 
     t0 = time.monotonic()
-    stats = gather_stats(spark, f"{db}.lineitem_copy", cache_dir=state / "stats", progress=log)
-    stats = with_joined_columns(spark, replace(stats, table=f"{db}.lineitem"),
+    stats = gather_stats(spark, f"{db}.{table}_copy", cache_dir=state / "stats", progress=log)
+    stats = with_joined_columns(spark, replace(stats, table=f"{db}.{table}"),
                                 analysis.join_columns()[:MAX_COLUMNS], log)
     groups = sum(len(f.row_groups or ()) for f in stats.data_files or ())
     params = CostParams(row_group_rows=max(1, round(stats.rows / max(groups, 1))))
@@ -112,14 +116,14 @@ def advised_layout(spark, db: str, wl, analysis, state: Path, log) -> Layout:
         log("the guarded advice keeps the table as it is; measuring the --allow-regressions pick: "
             + advice.result.best.layout.describe())
     if advice.keeps_current:
-        raise SystemExit("advise keeps lineitem as it is even with regressions allowed: no layout to measure")
+        raise SystemExit(f"advise keeps {table} as it is even with regressions allowed: no layout to measure")
     return advice.layout
 
 
 def setup(spark, scale: float, data: Path, db: str, log, layout_choice: str = "advised",
-          state: Path | None = None) -> str:
+          state: Path | None = None, laid_out: bool = True) -> str:
     """Load the tables, lay lineitem out (advised, by month, or as it is held), record its join ranges; returns the
-    layout's description."""
+    layout's description. ``laid_out=False``: load the tables and lineitem's copy only."""
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
     have = {r[1] for r in spark.sql(f"SHOW TABLES IN {db}").collect()}
     for t in TABLES:
@@ -129,6 +133,8 @@ def setup(spark, scale: float, data: Path, db: str, log, layout_choice: str = "a
             log(f"loaded {db}.{t} in {time.monotonic() - t0:.1f} s")
     if "lineitem_copy" not in have:
         spark.sql(f"CREATE TABLE {db}.lineitem_copy STORED AS PARQUET AS SELECT * FROM {db}.lineitem")
+    if not laid_out:
+        return ""
     from planner.emit.ddl import layout_from_properties
 
     schema = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
@@ -156,9 +162,62 @@ def setup(spark, scale: float, data: Path, db: str, log, layout_choice: str = "a
     return held.describe()
 
 
-def measure(spark, db: str, sql: str, mode: str) -> dict:
-    """One run of ``sql``: its rows, the lineitem scans' metrics and the wall time."""
-    text = sql if mode != "copy" else re.sub(r"\blineitem\b", "lineitem_copy", sql)
+def setup_orders(spark, db: str, lineitem_db: str, state: Path, log) -> str:
+    """``db`` (tables loaded by ``setup``): lineitem laid out as ``lineitem_db.lineitem`` is, orders as
+    ``advise`` picks for it on the same training workload, then lineitem's join ranges recorded
+    (they depend on orders' snapshot). ``orders_copy`` keeps orders as loaded for the copy."""
+    from planner.emit.ddl import layout_from_properties
+
+    def props(table: str) -> dict:
+        return {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+
+    have = {r[1] for r in spark.sql(f"SHOW TABLES IN {db}").collect()}
+    if "orders_copy" not in have:
+        if "planner.layout.parts" in props(f"{db}.orders"):
+            raise SystemExit(f"{db}.orders is laid out but {db}.orders_copy (the rows as loaded) is missing")
+        spark.sql(f"CREATE TABLE {db}.orders_copy STORED AS PARQUET AS SELECT * FROM {db}.orders")
+    source = props(f"{lineitem_db}.lineitem")
+    if "planner.layout.parts" not in source:
+        raise SystemExit(f"{lineitem_db}.lineitem holds no layout: run the benchmark without --with-orders first")
+    schema = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
+    wl = parse_workload((ROOT / "sql" / "tpch_workload.sql").read_text(), schema=schema, database=db,
+                        tables=[f"{db}.lineitem"])
+    joined = analyze_table(wl, f"{db}.lineitem", schema.columns("lineitem")).join_columns()  # this database's tables
+    want = with_join_columns(replace(layout_from_properties(source), table=f"{db}.lineitem"), joined)
+    mine = props(f"{db}.lineitem")
+    held = layout_from_properties(mine) if "planner.layout.parts" in mine else None
+    if held is None or (held.partitions, held.order, held.meta) != (want.partitions, want.order, want.meta):
+        report = apply_layout(SparkRunner(spark), want, drop_old=True, progress=log)
+        log(f"applied lineitem's layout in {report.seconds:.1f} s")
+    mine = props(f"{db}.orders")
+    if "planner.layout.parts" not in mine:
+        wl = parse_workload((ROOT / "sql" / "tpch_workload.sql").read_text(), schema=schema, database=db,
+                            tables=[f"{db}.orders"])
+        analysis = analyze_table(wl, f"{db}.orders", schema.columns("orders"))
+        layout = with_join_columns(advised_layout(spark, db, wl, analysis, state, log, "orders"),
+                                   analysis.join_columns())
+        report = apply_layout(SparkRunner(spark), layout, drop_old=True, progress=log)
+        log(f"applied orders' {layout.describe()} in {report.seconds:.1f} s")
+        mine = props(f"{db}.orders")
+    held = layout_from_properties(props(f"{db}.lineitem"))
+    ranges = join_ranges.load(spark, f"{db}.lineitem")
+    current = join_ranges.snapshots(spark, [t for t, _ in ranges.snapshots]) if ranges else None
+    if ranges is None or dict(ranges.snapshots) != current:  # orders laid out after lineitem: record anew
+        join_ranges.refresh(spark, held, log)
+    return f"{held.describe()}; orders: {layout_from_properties(mine).describe()}"
+
+
+def copy_text(sql: str, tables: tuple[str, ...]) -> str:
+    """``sql`` reading each of ``tables`` as loaded (``<table>_copy``)."""
+    for t in tables:
+        sql = re.sub(rf"\b{t}\b", f"{t}_copy", sql)
+    return sql
+
+
+def measure(spark, db: str, sql: str, mode: str, laid_out: tuple[str, ...] = ("lineitem",)) -> dict:
+    """One run of ``sql``: its rows, the lineitem scans' metrics and the wall time. The copy reads
+    the ``laid_out`` tables as loaded."""
+    text = sql if mode != "copy" else copy_text(sql, laid_out)
     with scans_kept(spark):
         t0 = time.monotonic()
         if mode == "layout+joins":
@@ -170,10 +229,12 @@ def measure(spark, db: str, sql: str, mode: str) -> dict:
         planned = time.monotonic() - t0  # the planner's rewrite (its metastore and file look-ups), or Spark's parse
         rows = df.collect()
         wall = time.monotonic() - t0
-        scans = [m for m in collect_scan_metrics(df) if m.table.split(".")[-1] in ("lineitem", "lineitem_copy")]
+        metrics = collect_scan_metrics(df)
+        scans = [m for m in metrics if m.table.split(".")[-1] in ("lineitem", "lineitem_copy")]
+        orders = [m for m in metrics if m.table.split(".")[-1] in ("orders", "orders_copy")]
     return {"rows": sorted(map(lambda r: tuple(map(str, r)), rows)), "wall": wall, "planned": planned,
             "li_rows": sum(m.rows for m in scans), "li_parts": sum(m.partitions or 0 for m in scans),
-            "li_files": sum(m.files for m in scans), "li_scans": len(scans)}
+            "li_files": sum(m.files for m in scans), "li_scans": len(scans), "o_rows": sum(m.rows for m in orders)}
 
 
 def _without_join_ranges(spark, text: str):
@@ -190,7 +251,8 @@ def _without_join_ranges(spark, text: str):
 RUNS = (("copy", True), ("copy", False), ("layout", True), ("layout+joins", True), ("layout+joins", False))
 
 
-def run(spark, db: str, queries, log, done=lambda results: None, rounds: int = 3) -> list[dict]:
+def run(spark, db: str, queries, log, done=lambda results: None, rounds: int = 3,
+        laid_out: tuple[str, ...] = ("lineitem",)) -> list[dict]:
     """Every query in every set-up of ``RUNS``, ``rounds`` times (``done`` sees the results after each
     query). The set-ups' order rotates from round to round and from query to query, so no set-up is
     always the first to meet a query's plan and data (the first run of a query is the slowest)."""
@@ -201,7 +263,7 @@ def run(spark, db: str, queries, log, done=lambda results: None, rounds: int = 3
             for mode, spark_on in RUNS[k:] + RUNS[:k]:
                 for key in SPARK_JOIN_CONF:
                     spark.conf.set(key, "true" if spark_on else "false")
-                m = measure(spark, db, sql, mode)
+                m = measure(spark, db, sql, mode, laid_out)
                 m.update(query=name, mode=mode, spark_joins=spark_on, round=r + 1)
                 out.append(m)
                 log(f"round {r + 1} {name} {mode:13} dpp/bloom {'on ' if spark_on else 'off'}: lineitem rows "
@@ -225,13 +287,13 @@ def fastest(results: list[dict]) -> dict[tuple, dict]:
 
 
 def report(results: list[dict], total_rows: int, scale: float, load: tuple, minutes: float,
-           layout: str = "by month of `l_shipdate` (85 partitions)") -> str:
+           layout: str = "by month of `l_shipdate` (85 partitions)", flags: str = "") -> str:
     by = fastest(results)
     wrong = [f"{r['query']} {r['mode']} round {r['round']}" for r in results
              if r["rows"] != by[(r["query"], "copy", True)]["rows"]]
     rounds = max(r["round"] for r in results)
     lines = [f"# Join-induced pruning on TPC-H SF {scale:g}: lineitem scans of whole join queries", "",
-             f"Reproduce: `.venv/bin/python -m benchmarks.tpch_joins --scale {scale:g} --rounds {rounds}` "
+             f"Reproduce: `.venv/bin/python -m benchmarks.tpch_joins --scale {scale:g} --rounds {rounds}{flags}` "
              f"({minutes:.0f} min; "
              f"load average {load[0]:.1f} at the start, {load[1]:.1f} at the end; each wall time is the fastest of "
              f"{rounds} rounds, the set-ups' order rotated from round to round and query to query). lineitem: "
@@ -264,6 +326,10 @@ def report(results: list[dict], total_rows: int, scale: float, load: tuple, minu
                   f"layout+joins {j:.1f} s (off: {j0:.1f} s): layout+joins is {c / j:.2f}× the copy's speed, "
                   f"the layout alone {c / l:.2f}×. Of layout+joins' time, the planner's rewrite (reading each "
                   f"table's layout and columns, the joined tables' snapshots, sqlglot) took {rewrite:.1f} s."]
+        o_copy = sum(by.get((q, "copy", True), {}).get("o_rows", 0) for q in dict.fromkeys(r["query"] for r in results))
+        o_joins = sum(by.get((q, "layout+joins", True), {}).get("o_rows", 0) for q in dict.fromkeys(r["query"] for r in results))
+        lines += ["", f"Rows the orders scans read (Spark's scan metrics), all queries: copy {o_copy:,}, "
+                  f"layout+joins {o_joins:,}."]
     return "\n".join(lines) + "\n"
 
 
@@ -286,6 +352,10 @@ def main(argv=None) -> int:
     ap.add_argument("--layout", choices=("advised", "month", "held"), default="advised",
                     help="lineitem's layout: what advise picks (default), the hand-built month ranges, or the "
                          "layout it holds from an earlier run (with its join ranges; no advise, no apply)")
+    ap.add_argument("--with-orders", action="store_true",
+                    help="also lay out orders as advise picks on the same workload, in a database of its own "
+                         "(bench_joins_orders; lineitem as it is laid out in bench_joins): the copy then reads "
+                         "both tables as loaded")
     ap.add_argument("--setup-only", action="store_true", help="advise and apply, then stop")
     args = ap.parse_args(argv)
     started, load0 = time.monotonic(), os.getloadavg()[0]
@@ -294,6 +364,11 @@ def main(argv=None) -> int:
     db = "bench_joins"
     log = lambda m: print(m, flush=True)  # noqa: E731
     described = setup(spark, args.scale, state / "data", db, log, args.layout, state)
+    laid_out = ("lineitem",)
+    if args.with_orders:
+        setup(spark, args.scale, state / "data", db + "_orders", log, "held", state, laid_out=False)
+        described = setup_orders(spark, db + "_orders", db, state, log)
+        db, laid_out = db + "_orders", ("lineitem", "orders")
     log(f"lineitem: {described}")
     if args.setup_only:
         spark.stop()
@@ -302,19 +377,20 @@ def main(argv=None) -> int:
     total = spark.sql(f"SELECT count(*) FROM {db}.lineitem_copy").collect()[0][0]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    name = f"tpch_joins_sf{args.scale:g}"
+    name = f"tpch_joins_sf{args.scale:g}" + ("_orders" if args.with_orders else "")
 
     def write(results: list[dict]) -> str:
         text = report(results, total, args.scale, (load0, os.getloadavg()[0]), (time.monotonic() - started) / 60,
                       {"advised": f"as advised: {described}", "held": f"as advised by an earlier run: {described}",
-                       "month": "by month of `l_shipdate` (85 partitions, hand-built)"}[args.layout])
+                       "month": "by month of `l_shipdate` (85 partitions, hand-built)"}[args.layout],
+                      " --with-orders" if args.with_orders else "")
         (out / f"{name}.md").write_text(text)
         (out / f"{name}.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "rows"}
                                                       for r in results], indent=1))
         return text
 
     queries = [q for q in held_out_queries(args.seed, args.per_template) if not args.only or q[0] in args.only]
-    print(write(run(spark, db, queries, log, write, args.rounds)))
+    print(write(run(spark, db, queries, log, write, args.rounds, laid_out)))
     spark.stop()
     return 0
 

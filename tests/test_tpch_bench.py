@@ -135,7 +135,7 @@ def test_the_join_benchmark_rotates_its_set_ups_and_keeps_the_fastest_run(monkey
 
     seen = []
 
-    def fake_measure(spark, db, sql, mode):
+    def fake_measure(spark, db, sql, mode, laid_out=("lineitem",)):
         seen.append(mode)
         wall = 10.0 - len(seen) / 10  # later runs are faster: the fastest is the last of its set-up
         return {"rows": [("1",)], "wall": wall, "li_rows": 1, "li_parts": 1, "li_files": 1, "li_scans": 1}
@@ -157,3 +157,12 @@ def test_the_join_benchmark_rotates_its_set_ups_and_keeps_the_fastest_run(monkey
     best = tpch_joins.fastest(out)
     assert all(best[k]["round"] == 2 and len(best[k]["walls"]) == 2 for k in best)
     assert "fastest of 2 rounds" in tpch_joins.report(out, 6, 1.0, (0.0, 0.0), 1.0, "x")
+
+
+def test_the_join_benchmarks_copy_reads_every_laid_out_table_as_loaded():
+    from benchmarks.tpch_joins import copy_text
+
+    sql = "SELECT o_orderstatus FROM orders, lineitem WHERE l_orderkey = o_orderkey"
+    assert copy_text(sql, ("lineitem",)) == "SELECT o_orderstatus FROM orders, lineitem_copy WHERE l_orderkey = o_orderkey"
+    assert copy_text(sql, ("lineitem", "orders")) == \
+        "SELECT o_orderstatus FROM orders_copy, lineitem_copy WHERE l_orderkey = o_orderkey"
