@@ -93,6 +93,17 @@ def catalog_entry(spark, table: str) -> CatalogEntry | None:
                         tuple(p.lower() for p in parts), location, view)
 
 
+def temp_view_exists(spark, name: str) -> bool:
+    """Whether the session has a temporary view ``name``: Spark reads an unqualified ``name`` as it
+    rather than as the current database's table."""
+    from py4j.protocol import Py4JError
+
+    try:
+        return bool(spark._jsparkSession.sessionState().catalog().getTempView(name).isDefined())
+    except Py4JError:
+        return True  # cannot tell: assume it does, so nothing prunes by the table's layout
+
+
 def partition_locations(spark, table: str) -> list[str]:
     """The locations of ``table``'s partitions, as the metastore records them (they may lie outside
     the table's location)."""
@@ -147,4 +158,5 @@ def table_files(spark, entry: CatalogEntry, systems: dict | None = None) -> list
     return sorted(f for root in roots for f in listed_files(spark, root, systems))
 
 
-__all__ = ["CatalogEntry", "catalog_entry", "listed_files", "partition_locations", "spark_skips", "table_files"]
+__all__ = ["CatalogEntry", "catalog_entry", "listed_files", "partition_locations", "spark_skips", "table_files",
+           "temp_view_exists"]

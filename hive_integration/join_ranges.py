@@ -103,9 +103,15 @@ def _read_files(spark, table: str, systems: dict) -> list[tuple[str, int, int]]:
 
 def snapshots(spark, tables: Iterable[str],
               entries: Callable[[str], CatalogEntry | None] | None = None) -> dict[str, str | None]:
-    """Each table's ``table_snapshot``; ``entries`` (table -> catalog entry, or None) supplies
-    entries already read."""
-    return {t: table_snapshot(spark, t, entries(t) if entries else None) for t in dict.fromkeys(tables)}
+    """Each table's ``table_snapshot``; ``entries`` (table -> catalog entry, or None when the query
+    cannot be said to read the table, e.g. a temporary view shadows it) supplies entries already read."""
+    if entries is None:
+        return {t: table_snapshot(spark, t) for t in dict.fromkeys(tables)}
+    out = {}
+    for t in dict.fromkeys(tables):
+        entry = entries(t)
+        out[t] = None if entry is None else table_snapshot(spark, t, entry)
+    return out
 
 
 # ---- computing the ranges ---------------------------------------------------------------------------
@@ -327,8 +333,10 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
 
         for q, db, name in read:
             if q in joins.snapshots and q not in columns:
-                entry = entries(f"{db}.{name}") if entries else None
-                columns[q] = dict(entry.columns) if entry else spark_columns(spark, _table(f"{db}.{name}"))
+                if entries is None:
+                    columns[q] = spark_columns(spark, _table(f"{db}.{name}"))
+                elif (entry := entries(f"{db}.{name}")) is not None:  # None: not readable, or a view shadows it
+                    columns[q] = dict(entry.columns)
     return joins
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable, Protocol
 
 
-from hive_integration.catalog import CatalogEntry, catalog_entry
+from hive_integration.catalog import CatalogEntry, catalog_entry, temp_view_exists
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.join_pruning import JoinRanges
@@ -76,15 +76,24 @@ class SparkCatalogLayouts(_Cached):
         super().__init__()
         self.spark = spark
         self._entries: dict[str, CatalogEntry | None] = {}
+        self._current: str | None = None
 
     def entry(self, table: str) -> CatalogEntry | None:
         """``table``'s (``db.name``) catalog entry (properties, columns, location), read once by this
         source (a source lives for one query), or None when the table cannot be read. The joined
-        tables' snapshots and columns reuse it."""
+        tables' snapshots and columns reuse it.
+
+        Also None for a table of the current database that a temporary view of the same name
+        shadows: the query's unqualified name reads the view, whose rows neither the table's layout
+        nor ranges recorded from it describe (a qualified name to the table then goes unpruned too:
+        the rewrite sees names already qualified)."""
         db, _, name = table.lower().rpartition(".")
-        key = f"{db or self.spark.catalog.currentDatabase().lower()}.{name}"
+        if self._current is None:
+            self._current = self.spark.catalog.currentDatabase().lower()
+        key = f"{db or self._current}.{name}"
         if key not in self._entries:
-            self._entries[key] = catalog_entry(self.spark, key)
+            shadowed = key.rpartition(".")[0] == self._current and temp_view_exists(self.spark, name)
+            self._entries[key] = None if shadowed else catalog_entry(self.spark, key)
         return self._entries[key]
 
     def properties(self, table: str) -> dict[str, str] | None:

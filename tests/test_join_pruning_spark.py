@@ -184,3 +184,23 @@ def _stored_layout(spark) -> Layout:
     from planner.emit.ddl import layout_from_properties
 
     return layout_from_properties({r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {DB}.lineitem").collect()})
+
+
+def test_a_temporary_view_that_shadows_a_laid_out_or_joined_table_is_read_whole(spark, tpch_db):
+    # Spark reads an unqualified name as the session's temporary view of that name, if there is
+    # one, not as the table of the current database: neither the table's layout nor the ranges
+    # recorded from a joined table say anything about the view's rows
+    own = "SELECT count(*) FROM lineitem WHERE l_shipdate > DATE '1998-12-31'"
+    joined = ("SELECT count(*) FROM lineitem, orders WHERE l_orderkey = o_orderkey "
+              "AND o_orderdate > DATE '1998-12-31'")
+    try:
+        spark.sql(f"CREATE TEMP VIEW lineitem AS SELECT l_orderkey, date_add(l_shipdate, 400) AS l_shipdate, "
+                  f"planner_pid FROM {DB}.lineitem")
+        assert planner_sql(spark, own).collect() == spark.sql(own).collect() != [(0,)]
+        spark.catalog.dropTempView("lineitem")
+        spark.sql(f"CREATE TEMP VIEW orders AS SELECT o_orderkey, date_add(o_orderdate, 400) AS o_orderdate "
+                  f"FROM {DB}.orders")
+        assert planner_sql(spark, joined).collect() == spark.sql(joined).collect() != [(0,)]
+    finally:
+        spark.catalog.dropTempView("lineitem")
+        spark.catalog.dropTempView("orders")
