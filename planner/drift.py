@@ -39,16 +39,13 @@ STRATEGIES = ("static", "full", "partial")
 class Strategy:
     kind: str  # one of KINDS
     every: int = 1  # acts after every ``every``-th step
-    rest: int = 0  # after a rewrite, rewrites nothing for this many steps (0: may act at its next check)
 
     def __post_init__(self):
-        if self.kind not in KINDS or self.every < 1 or self.rest < 0:
-            raise ValueError(f"no strategy {self.kind!r} every {self.every} resting {self.rest}")
+        if self.kind not in KINDS or self.every < 1:
+            raise ValueError(f"no strategy {self.kind!r} every {self.every}")
 
-    def due(self, step: int, last_rewrite: int | None = None) -> bool:
-        """Whether it checks after ``step`` (its last rewrite after step ``last_rewrite``)."""
-        rested = last_rewrite is None or step - last_rewrite > self.rest
-        return (step + 1) % self.every == 0 and rested
+    def due(self, step: int) -> bool:
+        return (step + 1) % self.every == 0
 
 
 @dataclass
@@ -99,7 +96,6 @@ def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *,
     rows = models[0].stats.rows
     start = best(0) if start is None else start
     current = {s: start for s in plan}
-    last: dict[str, int | None] = {s: None for s in plan}  # the step after which each last rewrote
     traces = {s: Trace(s) for s in plan}
     for i, model in enumerate(models):
         for s in plan:
@@ -109,7 +105,7 @@ def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *,
             traces[s].reads.append(model_for(model, layout).evaluate(layout).rows)
         for s, strategy in plan.items():
             written, action = 0.0, ""
-            if i + 1 < len(models) and strategy.kind != "static" and strategy.due(i, last[s]):
+            if i + 1 < len(models) and strategy.kind != "static" and strategy.due(i):
                 target = best(i)
                 if strategy.kind == "full" and not _same(current[s], target):
                     current[s], written, action = target, float(rows), "table"
@@ -118,8 +114,6 @@ def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *,
                                       whole=strategy.kind == "partial")
                     current[s], written = p.layout, p.rows_rewritten
                     action = "table" if p.whole else f"{len(p.chosen)} partitions" if p.chosen else ""
-            if written:
-                last[s] = i
             traces[s].rewritten.append(written)
             traces[s].actions.append(action)
         if log:

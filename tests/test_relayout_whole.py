@@ -116,21 +116,6 @@ def test_a_strategy_acts_only_after_every_nth_step():
         Strategy("sometimes")
 
 
-def test_a_resting_strategy_rewrites_nothing_for_that_many_steps_after_a_rewrite():
-    # y = 7 queries for two steps, then x ranges: partial re-lays the table out by y after step 0
-    # and back to the quarters after step 2; resting 2 steps, the second rewrite waits for step 3
-    on_y, on_x = _model(EVERYWHERE), _model("SELECT * FROM t WHERE x < 2000;\n" * 20)
-    models = [on_y, on_y, on_x, on_x, on_x]
-    traces = replay(models, lambda i: _target() if models[i] is on_y else _quarters(), start=_quarters(),
-                    max_partitions=1000, strategies={"partial": Strategy("partial"),
-                                                     "resting": Strategy("partial", rest=2)})
-    assert [i for i, w in enumerate(traces["partial"].rewritten) if w] == [0, 2]
-    assert [i for i, w in enumerate(traces["resting"].rewritten) if w] == [0, 3]
-    assert Strategy("partial", rest=2).due(3, 0) and not Strategy("partial", rest=2).due(2, 0)
-    with pytest.raises(ValueError):
-        Strategy("partial", rest=-1)
-
-
 def test_the_decision_is_made_on_the_recent_window_not_the_last_step():
     # the last step alone (one query) never pays c x the table; the recent window (20 queries) does
     one = _model("SELECT * FROM t WHERE y = 7;\n")
