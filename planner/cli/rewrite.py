@@ -26,7 +26,7 @@ from planner.cli.engine import check_metastore, start_spark, verbose
 from planner.cli.options import metastore_options, output_file_option, workload_options
 from planner.errors import InputError, Location, WorkloadError
 from planner.rewrite import RewriteNote, ScanExplanation, explain_query, rewrite_query
-from planner.workload.parse import classify
+from planner.workload.parse import classify, session_name
 from planner.workload.reader import read_text
 from planner.workload.scans import base_tables
 from planner.workload.statements import split_statements
@@ -72,53 +72,65 @@ def _estimate(layout, read) -> tuple[int | None, int | None]:
 
 def process(path: str, source, *, dialect: str, database: str | None, on_error: str = "fail",
             explain: bool = True) -> list[StatementResult]:
-    from hive_integration.join_ranges import context_for
-    from hive_integration.layouts import layouts_of
-
     text = read_text(path)
     current_db = database.lower() if database else None
     out: list[StatementResult] = []
+    shadowed: set[str] = set()  # temporary views and tables the file makes: later unqualified names read them
     for stmt in split_statements(text, path, dialect):
-        where = Location(path, stmt.number, stmt.line)
         result = StatementResult(stmt.number, stmt.line, stmt.sql, stmt.sql)
         out.append(result)
-        try:
-            parsed = classify(stmt, dialect, path)
-        except WorkloadError as e:
-            if on_error != "skip":
-                raise
-            result.skipped = e.reason
-            continue
-        if parsed.kind == "use":
-            current_db = parsed.label
-            continue
-        if parsed.kind != "query" or not parsed.tokens:
-            continue
-        start = parsed.tokens[0].start - stmt.start  # after EXPLAIN and its options: only the query is rewritten
-        head, query = stmt.sql[:start], stmt.sql[start:]
-        try:
-            # the tables are listed from the tree already parsed: no second parse just for them
-            read = base_tables(parsed.tree, current_db)
-            layouts, columns = layouts_of(read, source)
-            if not layouts:
-                continue
-            joins = context_for(getattr(source, "spark", None), source, read, layouts, columns)
-            rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,
-                                                    current_db=current_db, joins=joins)
-            result.rewritten = head + rewritten
-            if explain:
-                result.scans = explain_query(query, layouts, dialect=dialect, schema=columns, current_db=current_db,
-                                             joins=joins)
-        except InputError as e:
-            if on_error != "skip":
-                raise type(e)(e.reason, where) from None
-            result.skipped, result.rewritten, result.notes, result.scans = e.reason, stmt.sql, [], []
-            continue
-        for scan in result.scans:
-            est, total = _estimate(layouts[scan.table], scan.partitions_read)
-            result.estimated_rows.append(est)
-            result.table_rows.append(total)
+        current_db = _rewrite_statement(stmt, result, path, source, dialect, current_db, on_error, explain, shadowed)
+        made = session_name(stmt, dialect)
+        if made:
+            shadowed.add(made)
     return out
+
+
+def _rewrite_statement(stmt, result: StatementResult, path: str, source, dialect: str, current_db: str | None,
+                       on_error: str, explain: bool, shadowed: set[str]) -> str | None:
+    """Fill ``result`` with ``stmt`` rewritten; returns the current database after it. A table whose
+    unqualified name an earlier statement gave to a temporary view or table (``shadowed``) is left
+    alone: Spark reads the view there, and the table's layout says nothing about its rows."""
+    from hive_integration.join_ranges import context_for
+    from hive_integration.layouts import layouts_of
+
+    where = Location(path, stmt.number, stmt.line)
+    try:
+        parsed = classify(stmt, dialect, path)
+    except WorkloadError as e:
+        if on_error != "skip":
+            raise
+        result.skipped = e.reason
+        return current_db
+    if parsed.kind == "use":
+        return parsed.label
+    if parsed.kind != "query" or not parsed.tokens:
+        return current_db
+    start = parsed.tokens[0].start - stmt.start  # after EXPLAIN and its options: only the query is rewritten
+    head, query = stmt.sql[:start], stmt.sql[start:]
+    try:
+        # the tables are listed from the tree already parsed: no second parse just for them
+        read = [r for r in base_tables(parsed.tree, current_db) if r[2].lower() not in shadowed]
+        layouts, columns = layouts_of(read, source)
+        if not layouts:
+            return current_db
+        joins = context_for(getattr(source, "spark", None), source, read, layouts, columns)
+        rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,
+                                                current_db=current_db, joins=joins)
+        result.rewritten = head + rewritten
+        if explain:
+            result.scans = explain_query(query, layouts, dialect=dialect, schema=columns, current_db=current_db,
+                                         joins=joins)
+    except InputError as e:
+        if on_error != "skip":
+            raise type(e)(e.reason, where) from None
+        result.skipped, result.rewritten, result.notes, result.scans = e.reason, stmt.sql, [], []
+        return current_db
+    for scan in result.scans:
+        est, total = _estimate(layouts[scan.table], scan.partitions_read)
+        result.estimated_rows.append(est)
+        result.table_rows.append(total)
+    return current_db
 
 
 def _common(fn):

@@ -140,6 +140,34 @@ def _what(tree: exp.Expression, tokens: tuple, explained: bool, first: str, wher
     return Parsed("skip", label=_label(first), explained=explained)
 
 
+def session_name(stmt: Statement, dialect: str) -> str | None:
+    """The name (lower case) that ``stmt`` gives to rows of its own for the rest of the session, which
+    an unqualified table name then reads instead of the current database's table: a temporary view
+    or table (``CREATE [OR REPLACE] TEMPORARY VIEW|TABLE x``), ``CACHE TABLE x AS …``, or an
+    unqualified view. None for anything else (and for a statement that cannot be parsed)."""
+    first = (stmt.tokens[0].text.upper() if stmt.tokens else "")
+    if stmt.command is not None or first not in ("CREATE", "CACHE"):
+        return None
+    with quiet_sqlglot():
+        try:
+            tree = sqlglot.parse_one(stmt.sql, read=dialect)
+        except (ParseError, TokenError):
+            return None
+    if isinstance(tree, exp.Cache):
+        table = tree.this
+    elif isinstance(tree, exp.Create):
+        props = [type(p) for p in (tree.args.get("properties") or exp.Properties(expressions=[])).expressions]
+        kind = (tree.args.get("kind") or "").upper()
+        if exp.GlobalProperty in props or not (kind == "VIEW" or exp.TemporaryProperty in props):
+            return None  # a global temporary view lives in global_temp; a permanent table is the table
+        table = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    else:
+        return None
+    if not isinstance(table, exp.Table) or table.args.get("db") is not None:
+        return None
+    return table.name.lower()
+
+
 def multi_insert_select(tree: exp.MultitableInserts) -> exp.Select:
     """Hive's ``FROM src INSERT … SELECT … WHERE p1 INSERT … SELECT … WHERE p2`` reads ``src`` once
     for all branches: as one SELECT of every branch's columns from ``src`` filtered by ``p1 OR p2``
