@@ -112,6 +112,12 @@ def test_rewrite_leaves_alone_a_table_an_earlier_temporary_view_or_table_shadows
     # the view's own SELECT reads the table: pruned too (it has no filter, so there is nothing to
     # prune it by); every later unqualified or qualified lineitem is left alone, to be safe
     assert pruned == [False, True, False, True, False, True, False, False, False]
+    q.write_text("use tpch;\nwith lineitem as (select l_orderkey, date_add(l_shipdate, 400) as l_shipdate "
+                 "from tpch.lineitem) select count(*) from lineitem where l_shipdate < date '1993-01-01';\n"
+                 "select count(*) from (select date_add(l_shipdate, 400) as l_shipdate from lineitem) lineitem "
+                 "where l_shipdate < date '1993-01-01';\n")
+    doc = json.loads(CliRunner().invoke(cli, ["rewrite", str(q), "--layout", str(advice_dir), "--format", "json"]).stdout)
+    assert not any("`planner_pid` IN" in s["sql"] for s in doc)  # a CTE or an alias named like the table
     for first in ("cache table lineitem as select 1", "create temporary table lineitem as select 1"):
         q.write_text(f"use tpch;\n{first};\n" + prunable)
         doc = json.loads(CliRunner().invoke(cli, ["rewrite", str(q), "--layout", str(advice_dir),
