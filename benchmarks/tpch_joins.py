@@ -120,6 +120,10 @@ def advised_layout(spark, db: str, wl, analysis, state: Path, log, table: str = 
     return advice.layout
 
 
+def table_properties(spark, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+
+
 def setup(spark, scale: float, data: Path, db: str, log, layout_choice: str = "advised",
           state: Path | None = None, laid_out: bool = True) -> str:
     """Load the tables, lay lineitem out (advised, by month, or as it is held), record its join ranges; returns the
@@ -141,7 +145,7 @@ def setup(spark, scale: float, data: Path, db: str, log, layout_choice: str = "a
     wl = parse_workload((ROOT / "sql" / "tpch_workload.sql").read_text(), schema=schema, database=db,
                         tables=[f"{db}.lineitem"])
     analysis = analyze_table(wl, f"{db}.lineitem", schema.columns("lineitem"))
-    properties = lambda: {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem").collect()}  # noqa: E731
+    properties = lambda: table_properties(spark, f"{db}.lineitem")  # noqa: E731
     props = properties()
     held = layout_from_properties(props) if "planner.layout.parts" in props else None
     if layout_choice == "held" and held is not None and join_ranges.load(spark, f"{db}.lineitem"):
@@ -169,7 +173,7 @@ def setup_orders(spark, db: str, lineitem_db: str, state: Path, log) -> str:
     from planner.emit.ddl import layout_from_properties
 
     def props(table: str) -> dict:
-        return {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
+        return table_properties(spark, table)
 
     have = {r[1] for r in spark.sql(f"SHOW TABLES IN {db}").collect()}
     if "orders_copy" not in have:
@@ -326,8 +330,9 @@ def report(results: list[dict], total_rows: int, scale: float, load: tuple, minu
                   f"layout+joins {j:.1f} s (off: {j0:.1f} s): layout+joins is {c / j:.2f}× the copy's speed, "
                   f"the layout alone {c / l:.2f}×. Of layout+joins' time, the planner's rewrite (reading each "
                   f"table's layout and columns, the joined tables' snapshots, sqlglot) took {rewrite:.1f} s."]
-        o_copy = sum(by.get((q, "copy", True), {}).get("o_rows", 0) for q in dict.fromkeys(r["query"] for r in results))
-        o_joins = sum(by.get((q, "layout+joins", True), {}).get("o_rows", 0) for q in dict.fromkeys(r["query"] for r in results))
+        queries = dict.fromkeys(r["query"] for r in results)
+        o_copy = sum(by.get((q, "copy", True), {}).get("o_rows", 0) for q in queries)
+        o_joins = sum(by.get((q, "layout+joins", True), {}).get("o_rows", 0) for q in queries)
         lines += ["", f"Rows the orders scans read (Spark's scan metrics), all queries: copy {o_copy:,}, "
                   f"layout+joins {o_joins:,}."]
     return "\n".join(lines) + "\n"
@@ -383,7 +388,8 @@ def main(argv=None) -> int:
         text = report(results, total, args.scale, (load0, os.getloadavg()[0]), (time.monotonic() - started) / 60,
                       {"advised": f"as advised: {described}", "held": f"as advised by an earlier run: {described}",
                        "month": "by month of `l_shipdate` (85 partitions, hand-built)"}[args.layout],
-                      " --with-orders" if args.with_orders else "")
+                      (f" --layout {args.layout}" if args.layout != "advised" else "")
+                      + (" --with-orders" if args.with_orders else ""))
         (out / f"{name}.md").write_text(text)
         (out / f"{name}.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "rows"}
                                                       for r in results], indent=1))

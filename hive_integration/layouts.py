@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Protocol
 
-
 from hive_integration.catalog import CatalogEntry, catalog_entry, temp_view_exists
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
@@ -95,11 +94,6 @@ class SparkCatalogLayouts(_Cached):
             shadowed = key.rpartition(".")[0] == self._current and temp_view_exists(self.spark, name)
             self._entries[key] = None if shadowed else catalog_entry(self.spark, key)
         return self._entries[key]
-
-    def properties(self, table: str) -> dict[str, str] | None:
-        """``table``'s TBLPROPERTIES (see ``entry``)."""
-        entry = self.entry(table)
-        return None if entry is None else dict(entry.properties)
 
     def _find(self, db: str, name: str) -> TableLayout | None:
         entry = self.entry(f"{db}.{name}")

@@ -144,15 +144,19 @@ def session_name(stmt: Statement, dialect: str) -> str | None:
     """The name (lower case) that ``stmt`` gives to rows of its own for the rest of the session, which
     an unqualified table name then reads instead of the current database's table: a temporary view
     or table (``CREATE [OR REPLACE] TEMPORARY VIEW|TABLE x``), ``CACHE TABLE x AS …``, or an
-    unqualified view. None for anything else (and for a statement that cannot be parsed)."""
-    first = (stmt.tokens[0].text.upper() if stmt.tokens else "")
-    if stmt.command is not None or first not in ("CREATE", "CACHE"):
+    unqualified view. None for anything else. Only such statements are parsed (again: ``classify``
+    skips some of them unparsed, e.g. a view over files); one the parser cannot read is named from
+    its tokens."""
+    words = [t.text.upper() for t in stmt.tokens]
+    if stmt.command is not None or not words or words[0] not in ("CREATE", "CACHE"):
         return None
+    if words[0] == "CREATE" and not {"TEMPORARY", "TEMP", "VIEW"} & set(words[:6]):
+        return None  # a permanent table (CTAS) is the table itself
     with quiet_sqlglot():
         try:
             tree = sqlglot.parse_one(stmt.sql, read=dialect)
         except (ParseError, TokenError):
-            return None
+            return _session_name_from_tokens(stmt.tokens, words)
     if isinstance(tree, exp.Cache):
         table = tree.this
     elif isinstance(tree, exp.Create):
@@ -166,6 +170,19 @@ def session_name(stmt: Statement, dialect: str) -> str | None:
     if not isinstance(table, exp.Table) or table.args.get("db") is not None:
         return None
     return table.name.lower()
+
+
+def _session_name_from_tokens(tokens, words: list[str]) -> str | None:
+    """The name after ``VIEW``/``TABLE`` (and ``IF NOT EXISTS``) of a statement the parser cannot read,
+    unless it is global or qualified."""
+    if "GLOBAL" in words[:4] or not ({"VIEW", "TABLE"} & set(words[:6])):
+        return None
+    i = next(i for i, w in enumerate(words) if w in ("VIEW", "TABLE")) + 1
+    if words[i:i + 3] == ["IF", "NOT", "EXISTS"]:
+        i += 3
+    if i >= len(words) or (i + 1 < len(words) and tokens[i + 1].text == "."):
+        return None
+    return tokens[i].text.strip("`\"").lower()
 
 
 def multi_insert_select(tree: exp.MultitableInserts) -> exp.Select:
