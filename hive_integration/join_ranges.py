@@ -91,7 +91,7 @@ def _read_files(spark, table: str, systems: dict) -> list[tuple[str, int, int]]:
     conf = spark._jsc.hadoopConfiguration()
     out = []
     for f in sorted(spark.table(_table(table).sql(dialect="spark")).inputFiles()):
-        path = jvm.org.apache.hadoop.fs.Path(f)
+        path = jvm.org.apache.hadoop.fs.Path(jvm.java.net.URI(f))  # a URI: Path(str) would escape its escapes again
         root = urlsplit(f)[:2]
         fs = systems.get(root)
         if fs is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Protocol
 
-from hive_integration.catalog import CatalogEntry, catalog_entry, temp_view_exists
+from hive_integration.catalog import CatalogEntry, catalog_entries, catalog_entry, temp_view_exists
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.join_pruning import JoinRanges
@@ -86,14 +86,27 @@ class SparkCatalogLayouts(_Cached):
         shadows: the query's unqualified name reads the view, whose rows neither the table's layout
         nor ranges recorded from it describe (a qualified name to the table then goes unpruned too:
         the rewrite sees names already qualified)."""
+        key = self._key(table)
+        if key not in self._entries:
+            self._entries[key] = None if self._shadowed(key) else catalog_entry(self.spark, key)
+        return self._entries[key]
+
+    def read_entries(self, tables: Iterable[str]) -> None:
+        """Reads the entries of ``tables`` (``db.name``) together: one metastore call per database."""
+        keys = [k for k in dict.fromkeys(map(self._key, tables)) if k not in self._entries]
+        shadowed = {k for k in keys if self._shadowed(k)}
+        self._entries.update({k: None for k in shadowed})
+        self._entries.update(catalog_entries(self.spark, [k for k in keys if k not in shadowed]))
+
+    def _key(self, table: str) -> str:
         db, _, name = table.lower().rpartition(".")
         if self._current is None:
             self._current = self.spark.catalog.currentDatabase().lower()
-        key = f"{db or self._current}.{name}"
-        if key not in self._entries:
-            shadowed = key.rpartition(".")[0] == self._current and temp_view_exists(self.spark, name)
-            self._entries[key] = None if shadowed else catalog_entry(self.spark, key)
-        return self._entries[key]
+        return f"{db or self._current}.{name}"
+
+    def _shadowed(self, key: str) -> bool:
+        db, _, name = key.rpartition(".")
+        return db == self._current and temp_view_exists(self.spark, name)
 
     def _find(self, db: str, name: str) -> TableLayout | None:
         entry = self.entry(f"{db}.{name}")
@@ -186,6 +199,7 @@ def sql(spark, text: str, *, dialect: str = "spark"):
     current_db = spark.catalog.currentDatabase()
     source = SparkCatalogLayouts(spark)
     read = tables_read(text, dialect=dialect, current_db=current_db)
+    source.read_entries(f"{db}.{name}" for _, db, name in read)
     layouts, columns = layouts_of(read, source)
     if layouts:
         # Spark replaces ${…} in the text, quoted literals included, before parsing it ('${x}' may run

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from hive_integration.catalog import catalog_entry, spark_skips, table_files
+from hive_integration.catalog import catalog_entries, catalog_entry, spark_skips, table_files
 from hive_integration.columns import spark_columns
 from hive_integration.join_ranges import _read_files, table_snapshot
 
@@ -49,6 +49,27 @@ def test_catalog_entry_properties_partitions_views_and_missing_tables(spark, fre
     assert catalog_entry(spark, "no_such_db.t") is None
 
 
+def test_catalog_entries_read_together_are_each_tables_own(spark, fresh_db):
+    spark.sql(f"CREATE TABLE {fresh_db}.a (x INT, c CHAR(3)) PARTITIONED BY (ds STRING) STORED AS PARQUET "
+              "TBLPROPERTIES ('planner.k'='1')")
+    spark.sql(f"CREATE TABLE {fresh_db}.b (y DECIMAL(9,2)) USING parquet")
+    spark.sql(f"CREATE VIEW {fresh_db}.v AS SELECT x FROM {fresh_db}.a")
+    spark.sql("CREATE OR REPLACE TEMP VIEW planner_tv2 AS SELECT 1 AS x")
+    names = [f"{fresh_db}.a", f"{fresh_db}.B", f"{fresh_db}.v", f"{fresh_db}.nope", "no_such_db.t", "no_such_db.u",
+             "planner_tv2", f"{fresh_db}.a"]
+    got = catalog_entries(spark, names)
+    current = spark.catalog.currentDatabase().lower()
+    assert set(got) == {n.lower() if "." in n else f"{current}.{n}" for n in names}
+    for name in names:
+        key = name.lower() if "." in name else f"{current}.{name}"
+        assert got[key] == catalog_entry(spark, name), name
+        if got[key] is not None:
+            assert (dict(got[key].properties), dict(got[key].columns)) == \
+                (dict(catalog_entry(spark, name).properties), dict(catalog_entry(spark, name).columns))
+    assert got[f"{fresh_db}.a"].partition_columns == ("ds",) and got[f"{fresh_db}.v"].view
+    assert got[f"{fresh_db}.nope"] is None and got["no_such_db.t"] is None and got[f"{current}.planner_tv2"] is None
+
+
 def _local(uri: str) -> Path:
     return Path(urlsplit(uri).path)
 
@@ -58,7 +79,10 @@ def test_listed_files_are_the_files_spark_reads_and_snapshots_see_every_change(s
     spark.sql(f"CREATE TABLE {plain} STORED AS PARQUET AS SELECT id AS a FROM range(100)")
     spark.sql(f"CREATE TABLE {parted} (a BIGINT) PARTITIONED BY (p INT) STORED AS PARQUET")
     spark.sql(f"INSERT INTO {parted} SELECT id, CAST(id % 3 AS INT) FROM range(100)")
-    for t in (plain, parted):
+    spaced = f"{fresh_db}.spaced"  # partition directories whose names a URI escapes ("s=a b%", "s=é")
+    spark.sql(f"CREATE TABLE {spaced} (a BIGINT) PARTITIONED BY (s STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {spaced} SELECT id, CASE WHEN id % 2 = 0 THEN 'a b%' ELSE 'é' END FROM range(10)")
+    for t in (plain, parted, spaced):
         entry = catalog_entry(spark, t)
         assert table_files(spark, entry) == _read_files(spark, t, {}), t  # names, sizes and order as inputFiles'
 

@@ -127,34 +127,31 @@ def test_join_queries_same_answer_fewer_partitions(spark, tpch_db, q):
 
 def test_a_query_reads_each_tables_catalog_entry_once_and_runs_no_statement_of_its_own(spark, tpch_db, monkeypatch):
     # the layout look-up, the joined tables' columns and their snapshots share one catalog entry per
-    # table, read from the session catalog: no SHOW TBLPROPERTIES or DESCRIBE goes through Spark SQL
+    # table, read from the session catalog (the query's tables together): no SHOW TBLPROPERTIES or
+    # DESCRIBE goes through Spark SQL
     import hive_integration.catalog as catalog
 
     statements, entries = [], []
-    real_sql, real_entry = spark.sql, catalog.catalog_entry
+    real_sql, real_entry = spark.sql, catalog._entry
 
     def counting_sql(text, *args, **kwargs):
         statements.append(text)
         return real_sql(text, *args, **kwargs)
 
-    def counting_entry(session, table):
+    def counting_entry(jvm, table, raw):
         entries.append(table)
-        return real_entry(session, table)
+        return real_entry(jvm, table, raw)
 
     sql = _no_limit(golden_query("q05"))
     want, full = _lineitem_partitions(spark, sql, prune=False)
     monkeypatch.setattr(spark, "sql", counting_sql)
-    monkeypatch.setattr(catalog, "catalog_entry", counting_entry)
-    import hive_integration.join_ranges as jr
-    import hive_integration.layouts as layouts
-
-    monkeypatch.setattr(jr, "catalog_entry", counting_entry)
-    monkeypatch.setattr(layouts, "catalog_entry", counting_entry)
+    monkeypatch.setattr(catalog, "_entry", counting_entry)
     got, parts = _lineitem_partitions(spark, sql, prune=True)
     monkeypatch.undo()
     assert got == want and sum(parts) < sum(full)
     assert len(statements) == 1, statements  # the query itself
-    assert entries and len(entries) == len(set(entries)), entries
+    assert sorted(entries) == sorted({f"{DB}.{t}" for t in ("lineitem", "orders", "customer", "supplier", "nation",
+                                                            "region")}), entries
 
 
 def test_a_changed_joined_table_turns_join_pruning_off_until_refreshed(spark, tpch_db):
