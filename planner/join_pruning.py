@@ -19,6 +19,7 @@ still matches; otherwise it says which table changed and prunes nothing through 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import zlib
@@ -104,10 +105,17 @@ class JoinRanges:
             return None
         if hashlib.sha256(blob.encode()).hexdigest() != props.get(f"{PREFIX}.sha256"):
             return None
-        try:
-            return cls.from_json(json.loads(zlib.decompress(bytes.fromhex(blob)).decode("ascii")))
-        except (LayoutError, ValueError, zlib.error):
-            return None
+        return _decoded(blob)
+
+
+@functools.lru_cache(maxsize=64)
+def _decoded(blob: str) -> JoinRanges | None:
+    """The ranges a checked blob holds, decoded once per process (every query of a laid-out table
+    reads the same blob until the ranges are refreshed; the result is immutable)."""
+    try:
+        return JoinRanges.from_json(json.loads(zlib.decompress(bytes.fromhex(blob)).decode("ascii")))
+    except (LayoutError, ValueError, zlib.error):
+        return None
 
 
 def stale_property_keys(props: Mapping[str, str]) -> list[str]:
