@@ -131,3 +131,29 @@ def test_found_by_the_long_differential_run():
     wide = Typed(Decimal("9" * 38), SparkType("decimal", 38, 0))
     assert isinstance(negate(wide, on), Unmodelled)
     assert negate(Typed(Decimal("9" * 34), SparkType("decimal", 38, 0)), on).value == Decimal("-" + "9" * 34)
+
+
+def test_a_char_in_list_is_padded_only_when_every_item_is_a_string():
+    """SEMANTICS_PREDICATES=2500 found it (ANSI off): Spark pads an IN list for a CHAR column only
+    when all its items are STRINGs as written. Spark's answers for a CHAR(5) row 'ab':
+    ``c IN ('ab', 1)`` FALSE, ``c IN ('ab', NULL)`` NULL, ``c IN ('ab', CAST('x' AS CHAR(3)))`` and
+    ``c IN ('ab', CAST(1 AS STRING))`` TRUE."""
+    c5 = parse_type("char(5)")
+
+    def members(*items, settings=OFF):
+        return membership(c5, tuple(const(i) for i in items), settings)
+
+    padded = "ab   "
+    for items in (("'ab'", "1"), ("'ab'", "CAST(1 AS TINYINT)"), ("'ab'", "DATE '2020-01-01'"), ("'ab'", "1.5")):
+        true, null = members(*items)
+        assert not true.contains(padded) and not null, items
+    true, null = members("'ab'", "NULL")
+    assert not true.contains(padded) and null
+    for items in (("'ab'", "CAST('x' AS CHAR(3))"), ("'ab'", "CAST(1 AS STRING)"), ("'ab'", "CAST(NULL AS STRING)")):
+        true, _ = members(*items)
+        assert true.contains(padded), items
+    # the two predicates the run found, row '' (stored '     ') and row 'zz' ('zz   ')
+    true, _ = members("CAST(10 AS TINYINT)", "CAST(DATE '1999-12-31' AS CHAR(5))", "''")
+    assert not true.contains("     ")
+    true, null = members("'zz'", "CAST(CAST(NULL AS BOOLEAN) AS STRING)", "((-2147483648) * 2.9999999999999999999)")
+    assert not true.contains("zz   ") and null

@@ -293,7 +293,12 @@ def membership(column: SparkType, consts: tuple[Const, ...], settings: Settings)
         v = evaluate(c, settings)
         if not isinstance(v, Typed):
             return Unbound(f"{c}: {v.reason}", isinstance(v, Raises))
-        values.append(_pad(column, v))
+        values.append(v)
+    if all(v.type.is_string for v in values):
+        # ``ApplyCharTypePadding`` pads an IN list for a CHAR column only when every item is a STRING
+        # as written: one number, date or untyped NULL among them and none is padded (Spark 4:
+        # ``c IN ('ab', 1)`` and ``c IN ('ab', NULL)`` do not match a CHAR(5) 'ab')
+        values = [_pad(column, v) for v in values]
     common = common_type([column] + [v.type for v in values], settings.ansi)
     if common is None:
         return Unbound(f"Spark cannot compare a {column} column with {', '.join(str(v.type) for v in values)}")
