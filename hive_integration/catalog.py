@@ -64,7 +64,7 @@ class _Jvm:
         self.path = jvm.org.apache.hadoop.fs.Path
         self.uri = jvm.java.net.URI
         self.list = jvm.java.util.ArrayList
-        # Scala objects (a table's or partitions' catalog entries) as JSON in one call
+        # Scala objects (a table's partitions) as JSON in one call
         self.scala = jvm.com.fasterxml.jackson.databind.ObjectMapper()
         self.scala.registerModule(jvm.com.fasterxml.jackson.module.scala.DefaultScalaModule())
         # Hadoop's FileStatus by its fields (path URI, length, modification time), not its getters:
@@ -136,9 +136,8 @@ def catalog_entries(spark, tables: Iterable[str]) -> dict[str, CatalogEntry | No
 
 
 def _entry(jvm: "_Jvm", table: str, raw) -> CatalogEntry:
-    """A ``CatalogEntry`` from Spark's ``CatalogTable`` ``raw`` (a dozen calls: faster than the
-    whole object as JSON), its schema in Spark's own JSON (field metadata holds the declared
-    CHAR/VARCHAR types)."""
+    """A ``CatalogEntry`` from Spark's ``CatalogTable`` ``raw`` (about a dozen calls), its schema in
+    Spark's own JSON (field metadata holds the declared CHAR/VARCHAR types)."""
     convert, mapper = jvm.convert, jvm.mapper
     props = json.loads(mapper.writeValueAsString(convert.asJava(raw.properties())))
     parts = json.loads(mapper.writeValueAsString(convert.asJava(raw.partitionColumnNames())))
