@@ -631,7 +631,10 @@ def test_new_types_and_time_zones_lose_nothing(spark, equivalence_db):
     checked = pruned = 0
     try:
         for n in range(TYPED_TABLES):
-            c, p = _typed_table(spark, equivalence_db, rnd, n)
+            try:
+                c, p = _typed_table(spark, equivalence_db, rnd, n)
+            except AssertionError as e:  # a random run must say how to reproduce it
+                raise AssertionError(f"seed {seed}, table {n}: {e}") from None
             checked, pruned = checked + c, pruned + p
     finally:
         for k, v in saved.items():

@@ -309,5 +309,5 @@ def test_column_comparisons_agree_with_spark(spark):
     figures.add("column predicates: opaque", opaque)
     figures.add("column predicates: differences", len(differences))
     shown = "\n".join(f"  {t}  [{s.describe()}]\n    {d}" for t, s, d in differences[:30])
-    assert not differences, f"{len(differences)} differences:\n{shown}"
+    assert not differences, f"{len(differences)} differences (generator seed {SEED + 1}):\n{shown}"
     assert opaque <= 0.35 * checked, (opaque, checked)
