@@ -114,6 +114,8 @@ class SampleFrame:
     def _encode(self, attribute: str) -> None:
         col = self._column(attribute).combine_chunks() if self.n else pa.array([], type=pa.int64())
         floating = pa.types.is_floating(col.type)
+        if floating:  # -0.0 is 0.0 in every comparison (Spark's too): one value, not two equal uniques
+            col = pc.if_else(pc.equal(col, 0), pa.scalar(0.0, col.type), col)
         # NaN and infinities are left out (coded like NULL): no cut or bound may sit on them
         # (Spark orders NaN above every number; a literal cannot say infinity).
         uniq = sorted(v for v in pc.unique(col).to_pylist()
