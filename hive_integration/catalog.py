@@ -11,7 +11,8 @@ every time: nothing is cached across queries), and a table's files are listed wi
 ``FileSystem`` directly. Each round trip to the JVM counts (py4j: a socket exchange each), so a
 directory's file statuses and a table's partitions come back as JSON in one call each, and no
 py4j iterator is walked (its end is a Java exception, converted at ~40 ms). The rewrites of
-``benchmarks.tpch_joins``' six queries make ~260 calls each instead of ~720.
+``benchmarks.tpch_joins``' six queries make ~260 calls each instead of ~720
+(``benchmarks.rewrite_profile``).
 
 Two things must match Spark exactly, and tests check both against Spark itself:
 
