@@ -179,16 +179,21 @@ def spark_skips(name: str) -> bool:
     return exclude and not include
 
 
+def _file_system(spark, jvm: "_Jvm", uri: str, systems: dict):
+    """The Hadoop FileSystem of ``uri``, one per (scheme, authority) in ``systems``."""
+    key = urlsplit(uri)[:2]
+    fs = systems.get(key)
+    if fs is None:
+        fs = systems[key] = jvm.path(jvm.uri(uri)).getFileSystem(spark._jsc.hadoopConfiguration())
+    return fs
+
+
 def listed_files(spark, location: str, systems: dict | None = None) -> list[tuple[str, int, int]]:
     """(path, length, modification time) of every file under ``location`` that Spark's file index
     lists, subdirectories included, sorted by path. ``systems``: FileSystems by (scheme, authority),
     shared between calls. Each directory is one listing, its entries read as JSON in one call."""
     jvm = _Jvm.of(spark)
-    key = urlsplit(location)[:2]
-    systems = {} if systems is None else systems
-    fs = systems.get(key)
-    if fs is None:
-        fs = systems[key] = jvm.path(jvm.uri(location)).getFileSystem(spark._jsc.hadoopConfiguration())
+    fs = _file_system(spark, jvm, location, {} if systems is None else systems)
     out, todo = [], [location]
     while todo:
         for uri, is_dir, length, modified in _statuses(jvm, fs.listStatus(jvm.path(jvm.uri(todo.pop())))):
@@ -199,6 +204,21 @@ def listed_files(spark, location: str, systems: dict | None = None) -> list[tupl
             else:
                 out.append((uri, length, modified))
     return sorted(out)
+
+
+def input_files(spark, table: str, systems: dict | None = None) -> list[tuple[str, int, int]]:
+    """(path, length, modification time) of the files ``spark.table(table).inputFiles()`` names
+    (a view's too), sorted by path. Each path is a URI, so a Hadoop ``Path`` is built from its
+    ``java.net.URI``: ``Path(String)`` would escape its escapes again (a partition directory
+    ``s=a b%`` is ``s=a%20b%25`` in the URI, and ``s=a%2520b%2525`` through the string)."""
+    jvm = _Jvm.of(spark)
+    systems = {} if systems is None else systems
+    out = []
+    for f in sorted(spark.table(table).inputFiles()):
+        path = jvm.path(jvm.uri(f))
+        st = _file_system(spark, jvm, f, systems).getFileStatus(path)
+        out.append((f, int(st.getLen()), int(st.getModificationTime())))
+    return out
 
 
 def _statuses(jvm: _Jvm, statuses) -> list[tuple[str, bool, int, int]]:
@@ -225,5 +245,5 @@ def table_files(spark, entry: CatalogEntry, systems: dict | None = None) -> list
     return sorted(f for root in roots for f in listed_files(spark, root, systems))
 
 
-__all__ = ["CatalogEntry", "catalog_entries", "catalog_entry", "listed_files", "partition_locations", "spark_skips", "table_files",
+__all__ = ["CatalogEntry", "catalog_entries", "catalog_entry", "input_files", "listed_files", "partition_locations", "spark_skips", "table_files",
            "temp_view_exists"]

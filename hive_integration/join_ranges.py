@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import hashlib
 from typing import Callable, Iterable, Mapping, Sequence
-from urllib.parse import urlsplit
 
 from sqlglot import exp
 
-from hive_integration.catalog import CatalogEntry, catalog_entry, table_files
+from hive_integration.catalog import CatalogEntry, catalog_entry, input_files, table_files
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.join_pruning import (SMALL_SET, JoinRange, JoinRanges, join_columns_of, stale_property_keys,
@@ -75,7 +74,7 @@ def table_snapshot(spark, table: str, entry: CatalogEntry | None = None) -> str 
     try:
         files = table_files(spark, entry, systems)
         if files is None:
-            files = _read_files(spark, table, systems)
+            files = input_files(spark, _table(table).sql(dialect="spark"), systems)
     except (Py4JError, PySparkException):
         return None
     h = hashlib.sha256()
@@ -83,22 +82,6 @@ def table_snapshot(spark, table: str, entry: CatalogEntry | None = None) -> str 
         h.update(f"{f}\0{length}\0{modified}\n".encode())
     h.update(str(entry.properties.get("planner.layout.sha256", "")).encode())
     return h.hexdigest()[:32]
-
-
-def _read_files(spark, table: str, systems: dict) -> list[tuple[str, int, int]]:
-    """(path, length, modification time) of the files Spark reads for ``table``, sorted by path."""
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    out = []
-    for f in sorted(spark.table(_table(table).sql(dialect="spark")).inputFiles()):
-        path = jvm.org.apache.hadoop.fs.Path(jvm.java.net.URI(f))  # a URI: Path(str) would escape its escapes again
-        root = urlsplit(f)[:2]
-        fs = systems.get(root)
-        if fs is None:
-            fs = systems[root] = path.getFileSystem(conf)
-        st = fs.getFileStatus(path)
-        out.append((f, int(st.getLen()), int(st.getModificationTime())))
-    return out
 
 
 def snapshots(spark, tables: Iterable[str],

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
+from hive_integration.catalog import input_files
 from hive_integration.footers import normalize_positions, partition_columns, read_footers, read_metadata, \
     with_positions
 from planner.costmodel.statistics import ColumnStats, TableStats
@@ -47,14 +48,7 @@ DEFAULT_SAMPLE_ROWS = 200_000
 
 def table_files(spark: SparkSession, table: str) -> list[tuple[str, int, int]]:
     """The table's data files as Spark lists them: (URI, bytes, modification time in ms), sorted."""
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    out = []
-    for f in sorted(spark.table(table).inputFiles()):
-        p = jvm.org.apache.hadoop.fs.Path(f)
-        st = p.getFileSystem(conf).getFileStatus(p)
-        out.append((f, int(st.getLen()), int(st.getModificationTime())))
-    return out
+    return input_files(spark, table)
 
 
 def table_schema(spark: SparkSession, table: str) -> dict[str, str]:

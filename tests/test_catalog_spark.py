@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from hive_integration.catalog import catalog_entries, catalog_entry, spark_skips, table_files
+from hive_integration.catalog import catalog_entries, catalog_entry, input_files, spark_skips, table_files
 from hive_integration.columns import spark_columns
-from hive_integration.join_ranges import _read_files, table_snapshot
+from hive_integration.join_ranges import table_snapshot
 
 TYPES = ("a TINYINT, b SMALLINT, c INT, d BIGINT, e FLOAT, f DOUBLE, g DECIMAL(15,2), h STRING, i CHAR(10), "
          "j VARCHAR(7), k DATE, l TIMESTAMP, m TIMESTAMP_NTZ, n BOOLEAN, o BINARY, p ARRAY<INT>, "
@@ -84,7 +84,7 @@ def test_listed_files_are_the_files_spark_reads_and_snapshots_see_every_change(s
     spark.sql(f"INSERT INTO {spaced} SELECT id, CASE WHEN id % 2 = 0 THEN 'a b%' ELSE 'é' END FROM range(10)")
     for t in (plain, parted, spaced):
         entry = catalog_entry(spark, t)
-        assert table_files(spark, entry) == _read_files(spark, t, {}), t  # names, sizes and order as inputFiles'
+        assert table_files(spark, entry) == input_files(spark, t), t  # names, sizes and order as inputFiles'
 
     entry = catalog_entry(spark, plain)
     root = _local(entry.location)
@@ -111,4 +111,4 @@ def test_listed_files_are_the_files_spark_reads_and_snapshots_see_every_change(s
     assert spark.table(parted).where("p = 7").count() > 0
     after = table_snapshot(spark, parted)
     assert after is not None and after != before  # a partition outside the table's location counts
-    assert table_files(spark, catalog_entry(spark, parted)) == _read_files(spark, parted, {})
+    assert table_files(spark, catalog_entry(spark, parted)) == input_files(spark, parted)
