@@ -153,8 +153,15 @@ class _Files:
         self.conf = spark._jsc.hadoopConfiguration()
 
     def _path(self, uri: str):
-        p = self.jvm.org.apache.hadoop.fs.Path(uri)
+        # a URI as the metastore gives it: Path(String) would escape its escapes again
+        # ("my%20db" is the folder "my db"; through the string, the folder "my%20db")
+        p = self.jvm.org.apache.hadoop.fs.Path(self.jvm.java.net.URI(uri))
         return p, p.getFileSystem(self.conf)
+
+    def location(self, uri: str) -> str:
+        """``uri`` as a SQL ``LOCATION`` takes it: a Hadoop path string, not a URI (Spark and Hive
+        parse the string with ``Path``, which escapes it)."""
+        return str(self._path(uri)[0].toString())
 
     def exists(self, uri: str) -> bool:
         p, fs = self._path(uri)
@@ -232,7 +239,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             if cat.exists(staging):
                 cat.drop(staging)
             files.delete(folder)
-            cat.run(staging_create(plan, columns, cat.sql(staging), folder, dialect=runner.dialect))
+            cat.run(staging_create(plan, columns, cat.sql(staging), files.location(folder), dialect=runner.dialect))
             cat.set_properties(staging, {STATE: "created", GENERATION: gen})
             say(f"created {names.qualified(staging)} in {folder}")
             sets = [s.sql(dialect=runner.dialect) for s in dynamic_partition_settings(plan.layout, runner.dialect)]
@@ -302,7 +309,8 @@ def _swap(cat: Catalog, parts: _Partitions, files: _Files, plan: RelayoutPlan, s
             files.mkdirs(loc)
         missing = {pid: empty[pid] for pid in staged if pid not in have}
         if missing:
-            for s in add_partitions(cat.sql(names.source), plan.layout.partition_column, missing,
+            for s in add_partitions(cat.sql(names.source), plan.layout.partition_column,
+                                    {pid: files.location(loc) for pid, loc in missing.items()},
                                     dialect=cat.runner.dialect):
                 cat.run(s)
         # an append that reached a re-cut partition after the verification would be lost by the swap
@@ -361,7 +369,8 @@ def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say
         moved = {pid: _join(home, f"{plan.layout.partition_column}={pid}") for pid in keep}
         for pid, loc in keep.items():
             files.move(loc, moved[pid])
-        for s in add_partitions(cat.sql(backup), plan.layout.partition_column, moved, dialect=cat.runner.dialect):
+        for s in add_partitions(cat.sql(backup), plan.layout.partition_column,
+                                {pid: files.location(loc) for pid, loc in moved.items()}, dialect=cat.runner.dialect):
             cat.run(s)
         say(f"kept the re-cut partitions as they were in {names.qualified(backup)}")
     elif keep:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -134,3 +134,26 @@ def test_a_drift_over_the_whole_table_is_laid_out_as_the_target_through_the_same
     _check(spark, t, plan, source)
     assert _rows(spark, f"SELECT x, y, s FROM {report.backup}") == source[QUERIES[-1]]  # all kept
     assert planner_sql(spark, f"SELECT count(*) FROM {t} WHERE y = 7").collect()[0][0] == N // 100
+
+
+def test_a_table_whose_folder_a_uri_escapes_keeps_its_files_under_it_and_its_old_partitions(spark, fresh_db,
+                                                                                             tmp_path):
+    # the metastore names folders by URI ("my%20db%25"); read as path strings, the staging folder
+    # landed in a new folder "my%20db%25" beside the table's and the old partition was not found
+    # to keep (the report named a backup table that was never made)
+    home = tmp_path / "my db%"
+    db = f"{fresh_db}_spaced"
+    spark.sql(f"CREATE DATABASE {db} LOCATION '{home}'")
+    try:
+        t = f"{db}.events"
+        source, model = _laid_out(spark, t, tmp_path, WINDOW)
+        plan = plan_relayout(model, quarters(t), by_y(t))
+        with pytest.raises(SimulatedCrash):
+            relayout(spark, plan, crash_at="after_verify")
+        report = relayout(spark, plan, break_lease=True)
+        _check(spark, t, plan, source)
+        assert _rows(spark, f"SELECT x, y, s FROM {report.backup}") == sorted(r for r in source[QUERIES[-1]] if r[0] < 1000)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["my db%", "stats"]
+        assert all(unquote(urlparse(f).path).startswith(f"{home}/") for f in spark.table(t).inputFiles())
+    finally:
+        spark.sql(f"DROP DATABASE {db} CASCADE")
