@@ -40,7 +40,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name
-from planner.emit.ddl import create_table_sql, layout_from_properties, table_expr
+from planner.emit.ddl import FILE_FORMATS, create_table_sql, layout_from_properties, table_expr
 from planner.emit.write_plan import write_plan
 from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.layout import Layout, clashing_ids
@@ -166,6 +166,26 @@ class TableNames:
         return self.source + NEW_SUFFIX
 
 
+def file_format_of(describe_formatted: Sequence[tuple]) -> str | None:
+    """``PARQUET`` or ``ORC`` from the rows of ``DESCRIBE FORMATTED`` (Spark: ``Provider``, or the
+    Hive SerDe's ``InputFormat``; Hive: ``InputFormat:``), else None (text, Avro, JSON, …)."""
+    for row in describe_formatted:
+        if len(row) < 2 or row[0] is None or row[1] is None:
+            continue
+        key, value = str(row[0]).strip().rstrip(":").strip().lower(), str(row[1]).strip().lower()
+        if key in ("provider", "inputformat", "serde library"):
+            for fmt in FILE_FORMATS:
+                if fmt.lower() in value:
+                    return fmt
+    return None
+
+
+def table_file_format(runner: "Runner", table: str) -> str | None:
+    """``PARQUET`` or ``ORC`` as ``table`` (``db.t`` or ``t``) stores its files, else None."""
+    names = TableNames.of(table)
+    return Catalog(runner, names).file_format(names.source)
+
+
 class Catalog:
     def __init__(self, runner: Runner, names: TableNames):
         self.runner, self.names = runner, names
@@ -190,6 +210,11 @@ class Catalog:
         from hive_integration.columns import columns_from_describe  # the reader advise uses too
 
         return columns_from_describe(self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect))))
+
+    def file_format(self, name: str) -> str | None:
+        """``PARQUET`` or ``ORC`` as the table stores its files (``DESCRIBE FORMATTED``), else None."""
+        return file_format_of(self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect),
+                                                    style="FORMATTED")))
 
     def properties(self, name: str) -> dict[str, str]:
         rows = self.run(exp.Command(this=f"SHOW TBLPROPERTIES {self.sql(name)}"))
@@ -384,8 +409,11 @@ def _same_layout(props: Mapping[str, str], layout: Layout) -> bool:
 def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                  progress: Callable[[str], None] | None = None, fail_at: str | None = None,
                  crash_at: str | None = None, lease_ttl: float = DEFAULT_LEASE_TTL, break_lease: bool = False,
-                 expected_columns: Mapping[str, str] | None = None, file_format: str = "PARQUET") -> ApplyReport:
-    """Rewrite ``layout.table`` into ``layout``, verified, swapped in; resumable after any failure."""
+                 expected_columns: Mapping[str, str] | None = None, file_format: str | None = None) -> ApplyReport:
+    """Rewrite ``layout.table`` into ``layout``, verified, swapped in; resumable after any failure.
+
+    ``file_format``: ``PARQUET`` or ``ORC``; by default the table's own when it is one of them, else
+    Parquet (a text or Avro file has no statistics a scan could skip by)."""
     fail_at = fail_at or os.environ.get("PLANNER_FAIL_AT") or None
     for point in (fail_at, crash_at):
         if point is not None and point not in FAULT_POINTS:
@@ -414,6 +442,11 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
 
     columns = source_columns(cat, layout, expected_columns)
     _check_ids(cat, layout)
+    if file_format is None:
+        own = cat.file_format(src)
+        file_format = own or "PARQUET"
+        say(f"writing {file_format}: the format {names.qualified(src)} is stored in" if own else
+            f"writing PARQUET: {names.qualified(src)} is stored in a format without statistics to skip by")
     owner = acquire_lease(cat, src, ttl=lease_ttl, break_lease=break_lease)
     say(f"lease on {names.qualified(src)} taken ({owner})")
     step = "create"

@@ -218,6 +218,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
         say("nothing to re-cut")
         return report
     columns = source_columns(cat, plan.current)
+    file_format = _file_format(cat, src)
     owner = acquire_lease(cat, src, break_lease=break_lease, purpose="relayout")
     say(f"lease on {names.qualified(src)} taken ({owner})")
     parts = _Partitions(spark, db, src, plan.layout.partition_column)
@@ -239,7 +240,8 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             if cat.exists(staging):
                 cat.drop(staging)
             files.delete(folder)
-            cat.run(staging_create(plan, columns, cat.sql(staging), files.location(folder), dialect=runner.dialect))
+            cat.run(staging_create(plan, columns, cat.sql(staging), files.location(folder),
+                                   file_format=file_format, dialect=runner.dialect))
             cat.set_properties(staging, {STATE: "created", GENERATION: gen})
             say(f"created {names.qualified(staging)} in {folder}")
             sets = [s.sql(dialect=runner.dialect) for s in dynamic_partition_settings(plan.layout, runner.dialect)]
@@ -277,6 +279,17 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
 
 def parts_of(spark, db: str, name: str, plan: RelayoutPlan) -> dict[int, str]:
     return _Partitions(spark, db, name, plan.layout.partition_column).locations()
+
+
+def _file_format(cat: Catalog, table: str) -> str:
+    """The staged pieces are written as ``table`` stores its files: they become its partitions,
+    which the metastore reads with the table's format (Parquet files in an ORC table's partition
+    cannot be read)."""
+    fmt = cat.file_format(table)
+    if fmt is None:
+        raise ApplyError(f"{cat.names.qualified(table)} is not stored as Parquet or ORC; a re-layout writes "
+                         "only those (run `planner apply` to lay it out anew)")
+    return fmt
 
 
 def _in_chosen(plan: RelayoutPlan) -> exp.Expression:

@@ -254,3 +254,16 @@ def test_the_order_inside_partitions_survives_the_write(spark, source):
         xs = pq.read_table(urlparse(f).path, columns=["name"]).column("name").to_pylist()
         key = [(v is not None, v) for v in xs]  # NULLs first, as SORT BY writes them
         assert key == sorted(key), f
+
+
+def test_the_file_format_is_read_from_describe_formatted():
+    from hive_integration.apply import file_format_of
+
+    spark_hive_serde = [("Provider", "hive", ""), ("InputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "")]
+    spark_datasource = [("# Detailed Table Information", "", ""), ("Provider", "parquet", "")]
+    hive = [("InputFormat:       ", "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat", None)]
+    text = [("Provider", "hive", ""), ("InputFormat", "org.apache.hadoop.mapred.TextInputFormat", ""),
+            ("a", None, None)]
+    assert [file_format_of(rows) for rows in (spark_hive_serde, spark_datasource, hive, text)] == \
+        ["ORC", "PARQUET", "PARQUET", None]
+

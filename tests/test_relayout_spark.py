@@ -157,3 +157,32 @@ def test_a_table_whose_folder_a_uri_escapes_keeps_its_files_under_it_and_its_old
         assert all(unquote(urlparse(f).path).startswith(f"{home}/") for f in spark.table(t).inputFiles())
     finally:
         spark.sql(f"DROP DATABASE {db} CASCADE")
+
+
+def test_an_orc_table_is_laid_out_and_re_cut_in_orc(spark, fresh_db, tmp_path):
+    # the staging table was Parquet whatever the table's format: its pieces, swapped into an ORC
+    # table's partitions, were Parquet files the ORC reader failed on (the table could not be read)
+    t = f"{fresh_db}.events_orc"
+    spark.sql(f"CREATE TABLE {t} (x BIGINT, y BIGINT, s STRING) STORED AS ORC")
+    spark.sql(f"INSERT INTO {t} SELECT id, id % 100, CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(id AS STRING) END "
+              f"FROM range({N})")
+    source = {q: _rows(spark, q.format(t=t)) for q in QUERIES}
+    report = apply_layout(SparkRunner(spark), quarters(t), drop_old=True)  # the table's own format by default
+    assert any("writing ORC" in s for s in report.steps)
+    stats = gather_stats(spark, t, sample_rows=N, cache_dir=tmp_path / "stats")
+    model = CostModel(analyze_table(parse_workload(WINDOW.format(t=t)), t, COLUMNS), stats,
+                      CostParams(partition_overhead_rows=10, file_overhead_rows=1))
+    plan = plan_relayout(model, quarters(t), by_y(t))
+    assert plan.chosen
+    relayout(spark, plan)
+    _check(spark, t, plan, source)
+    assert {urlparse(f).path.rsplit(".", 1)[-1] for f in spark.table(t).inputFiles()} == {"orc"}
+
+
+def test_a_text_table_is_laid_out_in_parquet(spark, fresh_db):
+    t = f"{fresh_db}.events_text"
+    spark.sql(f"CREATE TABLE {t} (x BIGINT, y BIGINT, s STRING) STORED AS TEXTFILE")
+    spark.sql(f"INSERT INTO {t} SELECT id, id % 100, CAST(id AS STRING) FROM range(100)")
+    report = apply_layout(SparkRunner(spark), quarters(t), drop_old=True)
+    assert any("writing PARQUET" in s for s in report.steps)
+    assert all(f.endswith(".parquet") for f in spark.table(t).inputFiles())

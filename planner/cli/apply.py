@@ -65,8 +65,9 @@ def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | 
               "of an in-process Spark.")
 @click.option("--drop-old", is_flag=True, help="Drop the previous table (<t>__before_<stamp>) after success.")
 @break_lease_option
-@click.option("--file-format", type=click.Choice(["PARQUET", "ORC"], case_sensitive=False), default="PARQUET",
-              show_default=True)
+@click.option("--file-format", type=click.Choice(["PARQUET", "ORC"], case_sensitive=False), default=None,
+              help="How the laid-out table stores its files. Default: the table's own format when it is "
+                   "Parquet or ORC, else Parquet.")
 @format_option
 @metastore_options
 def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, fmt, metastore, state_dir):
@@ -81,7 +82,8 @@ def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, fmt, 
     try:
         with console.spark_work(spark, f"applying {layout.describe()} to {layout.table}"):
             report = apply_layout(runner, layout, drop_old=drop_old, progress=console.say, break_lease=break_lease,
-                                  expected_columns=expected, file_format=file_format.upper())
+                                  expected_columns=expected,
+                                  file_format=file_format.upper() if file_format else None)
     finally:
         if hiveserver2:
             runner.close()

@@ -194,7 +194,11 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
         from planner.emit.apply_sql import statements_text
         from planner.emit.relayout_sql import STAGING_SUFFIX, relayout_script
 
-        stmts = relayout_script(plan, w.columns, w.table, w.table + STAGING_SUFFIX, {}, dialect="hive")
+        from hive_integration.apply import SparkRunner, table_file_format
+
+        own = table_file_format(SparkRunner(w.spark), w.table)
+        stmts = relayout_script(plan, w.columns, w.table, w.table + STAGING_SUFFIX, {}, dialect="hive",
+                                file_format=own or "PARQUET")
         if fmt == "json":
             click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "statements": stmts}, indent=2))
         else:
