@@ -40,7 +40,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name
-from planner.emit.ddl import FILE_FORMATS, create_table_sql, layout_from_properties, table_expr
+from planner.emit.ddl import FILE_FORMATS, TableMetadata, create_table_sql, layout_from_properties, table_expr
 from planner.emit.write_plan import write_plan
 from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.layout import Layout, clashing_ids
@@ -186,6 +186,12 @@ def table_file_format(runner: "Runner", table: str) -> str | None:
     return Catalog(runner, names).file_format(names.source)
 
 
+def table_metadata(runner: "Runner", table: str) -> TableMetadata:
+    """``table``'s comment, its columns' comments and its users' properties."""
+    names = TableNames.of(table)
+    return Catalog(runner, names).metadata(names.source)
+
+
 class Catalog:
     def __init__(self, runner: Runner, names: TableNames):
         self.runner, self.names = runner, names
@@ -211,10 +217,20 @@ class Catalog:
 
         return columns_from_describe(self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect))))
 
+    def _formatted(self, name: str) -> list[tuple]:
+        return self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect), style="FORMATTED"))
+
     def file_format(self, name: str) -> str | None:
         """``PARQUET`` or ``ORC`` as the table stores its files (``DESCRIBE FORMATTED``), else None."""
-        return file_format_of(self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect),
-                                                    style="FORMATTED")))
+        return file_format_of(self._formatted(name))
+
+    def metadata(self, name: str) -> TableMetadata:
+        """The table's comment, its columns' comments and its users' properties."""
+        from hive_integration.columns import comment_from_describe_formatted, comments_from_describe
+
+        rows = self._formatted(name)
+        return TableMetadata.of(comment_from_describe_formatted(rows), comments_from_describe(rows),
+                                self.properties(name))
 
     def properties(self, name: str) -> dict[str, str]:
         rows = self.run(exp.Command(this=f"SHOW TBLPROPERTIES {self.sql(name)}"))
@@ -442,13 +458,16 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
 
     columns = source_columns(cat, layout, expected_columns)
     _check_ids(cat, layout)
+    chosen = None
     if file_format is None:
         own = cat.file_format(src)
         file_format = own or "PARQUET"
-        say(f"writing {file_format}: the format {names.qualified(src)} is stored in" if own else
-            f"writing PARQUET: {names.qualified(src)} is stored in a format without statistics to skip by")
+        chosen = (f"writing {file_format}: the format {names.qualified(src)} is stored in" if own else
+                  f"writing PARQUET: {names.qualified(src)} is stored in a format without statistics to skip by")
     owner = acquire_lease(cat, src, ttl=lease_ttl, break_lease=break_lease)
     say(f"lease on {names.qualified(src)} taken ({owner})")
+    if chosen:
+        say(chosen)
     step = "create"
     try:
         reused = False
@@ -475,7 +494,12 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         observed = None
         if not reused:
             step = "create"
-            cat.run(create_table_sql(layout, columns, cat.sql(new), file_format=file_format, dialect=runner.dialect))
+            metadata = cat.metadata(src)  # the table's comments and its users' properties stay
+            for item in metadata.left_out:
+                say(f"not carried to the new table: {item} (it holds '${{', which Spark and Hive would replace "
+                    "in the statement); set it on the new table by hand")
+            cat.run(create_table_sql(layout, columns, cat.sql(new), file_format=file_format, dialect=runner.dialect,
+                                     metadata=metadata))
             cat.set_properties(new, {STATE: "created"})
             say(f"created {names.qualified(new)}")
             fault("after_create")

@@ -31,6 +31,31 @@ def columns_from_describe(rows: Iterable[tuple]) -> dict[str, str]:
     return cols
 
 
+def comments_from_describe(rows: Iterable[tuple]) -> dict[str, str]:
+    """Column name (lower case) -> its comment, for the columns ``DESCRIBE t`` shows one for."""
+    out: dict[str, str] = {}
+    for row in rows:
+        name = str(row[0] or "").strip()
+        if not name or name.startswith("#"):
+            break
+        note = str(row[2]).strip() if len(row) > 2 and row[2] is not None else ""
+        if note:
+            out[name.lower()] = note
+    return out
+
+
+def comment_from_describe_formatted(rows: Iterable[tuple]) -> str | None:
+    """The table's comment in ``DESCRIBE FORMATTED`` rows: Spark's ``Comment`` row, or Hive's
+    ``comment`` among the table parameters (a row ``('', 'comment', text)``)."""
+    for row in rows:
+        key = str(row[0] or "").strip().rstrip(":").strip()
+        if key == "Comment" and len(row) > 1 and row[1]:
+            return str(row[1])
+        if not key and len(row) > 2 and str(row[1] or "").strip() == "comment" and row[2]:
+            return str(row[2]).strip()
+    return None
+
+
 def columns_from_schema_json(schema: str) -> dict[str, str]:
     """Column name (lower case) -> type as ``DESCRIBE`` shows it, from a catalog table's schema JSON
     (``StructType.json()``): a CHAR/VARCHAR column's declared type is in its field's

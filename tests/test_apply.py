@@ -267,3 +267,17 @@ def test_the_file_format_is_read_from_describe_formatted():
     assert [file_format_of(rows) for rows in (spark_hive_serde, spark_datasource, hive, text)] == \
         ["ORC", "PARQUET", "PARQUET", None]
 
+
+def test_the_swapped_in_table_keeps_its_comments_and_properties(spark, fresh_db):
+    t = f"{fresh_db}.described"
+    spark.sql(f"CREATE TABLE {t} (k INT COMMENT 'the key', name STRING COMMENT 'it''s a name') "
+              "COMMENT 'items of team x' STORED AS PARQUET TBLPROPERTIES ('owner_team'='x', 'retention.days'='30')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (150, NULL), (250, 'c')")
+    apply_layout(SparkRunner(spark), int_layout(t), drop_old=True)
+    described = {r[0]: r[2] for r in spark.sql(f"DESCRIBE {t}").collect()}
+    assert described["k"] == "the key" and described["name"] == "it's a name"
+    formatted = {r[0]: r[1] for r in spark.sql(f"DESCRIBE FORMATTED {t}").collect()}
+    assert formatted["Comment"] == "items of team x"
+    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect()}
+    assert props["owner_team"] == "x" and props["retention.days"] == "30"
+

@@ -540,6 +540,28 @@ def test_ddl_properties_parse_back_to_the_layout(dialect):
         create_table_sql(layout, COLUMNS | {"planner_pid": "int"}, "db.t", dialect=dialect)
 
 
+def test_the_new_table_keeps_its_comments_and_its_users_properties():
+    from planner.emit.ddl import TableMetadata
+
+    layout = small_layout()
+    column = next(iter(COLUMNS))
+    meta = TableMetadata.of("facts of team x", {column: "it's a key", "nope": ""},
+                            {"owner_team": "x", "retention.days": "30", "transient_lastDdlTime": "1",
+                             "spark.sql.statistics.numRows": "9", "planner.layout.0": "ab", "numFiles": "3",
+                             "odd": "${hivevar:x}"})
+    assert meta.properties == (("owner_team", "x"), ("retention.days", "30"))
+    assert meta.left_out == ("property odd",)  # Spark would replace ${…} inside the quoted value
+    for dialect in DIALECTS:
+        text = create_table_sql(layout, COLUMNS, "db.t", dialect=dialect, metadata=meta)
+        tree = sqlglot.parse_one(text, read=dialect)
+        assert text.index("COMMENT 'facts of team x'") < text.index("PARTITIONED BY")  # Hive's order
+        props = {p.this.this: p.args["value"].this for p in tree.find_all(exp.Property) if type(p) is exp.Property}
+        assert props["owner_team"] == "x" and layout_from_properties(props) == layout
+        comments = {d.name: c.kind.this.this for d in tree.find_all(exp.ColumnDef) for c in d.constraints
+                    if isinstance(c.kind, exp.CommentColumnConstraint)}
+        assert comments == {column: "it's a key"}
+
+
 def test_advice_folder(tmp_path):
     out = write_advice_folder(tmp_path / "advice", small_layout(), COLUMNS,
                               when=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))

@@ -164,10 +164,12 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
                             reason=f"the best layout reads only {gain:.2f}x fewer rows than a full scan "
                                    f"(below --min-gain {min_gain:g})")
     layout = _portable(with_join_columns(replace(advice.layout, table=table), advice.analysis.join_columns()))
-    from hive_integration.apply import SparkRunner, table_file_format
+    from hive_integration.apply import SparkRunner, table_file_format, table_metadata
 
-    own = table_file_format(SparkRunner(spark), table)  # an ORC table's layout is written as ORC too
-    write_advice_folder(folder, layout, columns, advice, file_format=own or "PARQUET")
+    runner = SparkRunner(spark)
+    own = table_file_format(runner, table)  # an ORC table's layout is written as ORC too
+    write_advice_folder(folder, layout, columns, advice, file_format=own or "PARQUET",
+                        metadata=table_metadata(runner, table))  # and keeps its comments and properties
     return TableOutcome(table, scans, gain=gain, folder=folder, advice=advice)
 
 

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from planner.cnf.values import Kind, render
 from planner.emit.apply_sql import apply_statements, backup_name, statements_text
-from planner.emit.ddl import create_table_sql, table_expr
+from planner.emit.ddl import TableMetadata, create_table_sql, table_expr
 from planner.layout import CATCH_ALL, Layout
 
 DIALECT = "hive"
@@ -125,8 +125,8 @@ def _sample_values(attr: str, vs, advice) -> list | None:
 
 
 def _safe(text: str) -> str:
-    """Text for a ``--`` comment line: one line, no ``;``."""
-    return " ".join(str(text).replace(";", ",").split())
+    """Text for a ``--`` comment line: one line, no ``;``, no ``${`` (a variable to Hive and Spark)."""
+    return " ".join(str(text).replace(";", ",").replace("${", "$ {").split())
 
 
 def _size(n: int | None) -> str:
@@ -175,7 +175,7 @@ def _comment(lines: Sequence[str]) -> str:
 
 
 def ddl_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[PartitionNote], queries: int | None, *,
-             file_format: str = "PARQUET") -> str:
+             file_format: str = "PARQUET", metadata: TableMetadata | None = None) -> str:
     new = new_table_name(layout.table)
     head = [f"Hive DDL for the layout advised for {layout.table}: {layout.describe()}",
             f"Creates {new.sql(dialect=DIALECT)} partitioned by {layout.partition_column}, the layout kept in its "
@@ -186,7 +186,11 @@ def ddl_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[Partiti
         head += [estimate, ""]
     head += [f"partitions ({len(notes)}, the catch-all {CATCH_ALL} included):"]
     body = _comment(head) + "".join(f"--   {line}\n" for line in _partition_lines(notes, queries))
-    ddl = create_table_sql(layout, columns, new, file_format=file_format, dialect=DIALECT)
+    if metadata is not None:
+        body += "".join(f"-- not carried to the new table: {_safe(item)} (its text holds a dollar sign and an opening brace, "
+                        "which Hive and Spark replace by a variable's value); set it on the new table by hand\n"
+                        for item in metadata.left_out)
+    ddl = create_table_sql(layout, columns, new, file_format=file_format, dialect=DIALECT, metadata=metadata)
     return body + "\n" + statements_text([ddl])
 
 
@@ -304,14 +308,15 @@ def _ranking(advice) -> list[str]:
 
 
 def write_advice_folder(out: Path, layout: Layout, columns: Mapping[str, str], advice=None, *,
-                        file_format: str = "PARQUET", when: dt.datetime | None = None) -> Path:
+                        file_format: str = "PARQUET", metadata: TableMetadata | None = None,
+                        when: dt.datetime | None = None) -> Path:
     """Write the four files; ``when`` defaults to the layout's ``advised_at`` (the backup's stamp)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     bak = backup_name(layout.table, when, DIALECT, layout=layout)
     notes = partition_notes(layout, advice)
     queries = len(advice.workload.queries) if advice is not None else None
-    (out / "ddl.sql").write_text(ddl_text(layout, columns, notes, queries, file_format=file_format), encoding="utf-8")
+    (out / "ddl.sql").write_text(ddl_text(layout, columns, notes, queries, file_format=file_format, metadata=metadata), encoding="utf-8")
     (out / "apply.sql").write_text(apply_text(layout, columns, notes, bak), encoding="utf-8")
     (out / "layout.json").write_text(layout.dumps() + "\n", encoding="utf-8")
     (out / "report.md").write_text(report_text(layout, advice, new_table=new_table_name(layout.table).sql(DIALECT),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from dataclasses import dataclass
 from typing import Mapping
 
 from sqlglot import exp
@@ -112,8 +113,44 @@ def layout_from_properties(props: Mapping[str, str]) -> Layout:
     return Layout.loads(text)
 
 
+# properties the engines keep for themselves (statistics, timestamps, storage options, Spark's
+# schema and statistics) or that the planner sets anew: not carried to the new table
+_SYSTEM_PROPERTIES = frozenset({
+    "transient_lastddltime", "numfiles", "numrows", "totalsize", "rawdatasize", "numpartitions",
+    "numfileserasurecoded", "column_stats_accurate", "last_modified_by", "last_modified_time", "comment",
+    "external", "bucketing_version", "stats_generated_via_stats_task", "stats_generated"})
+_SYSTEM_PREFIXES = ("spark.sql.", "option.", f"{PREFIX}.", "planner.", "impala_")
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """What a table says about itself that a new table written from it keeps: its comment, its
+    columns' comments and the properties its users set (an owner, a retention, a data class)."""
+
+    comment: str | None = None
+    column_comments: tuple[tuple[str, str], ...] = ()  # (column, comment), lower-case names
+    properties: tuple[tuple[str, str], ...] = ()
+    # what cannot be written as it is: text holding ``${``, which Spark and Hive replace by a
+    # variable's value inside quoted strings too (kept on the old table, not on the new one)
+    left_out: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, comment: str | None, column_comments: Mapping[str, str],
+           properties: Mapping[str, str]) -> "TableMetadata":
+        kept = {k: v for k, v in properties.items()
+                if k.lower() not in _SYSTEM_PROPERTIES and not k.lower().startswith(_SYSTEM_PREFIXES)}
+        left_out = ["the table comment"] if comment and "${" in comment else []
+        left_out += [f"the comment of column {c}" for c, t in column_comments.items() if t and "${" in t]
+        left_out += [f"property {k}" for k, v in kept.items() if "${" in k or "${" in v]
+        return cls(comment if comment and "${" not in comment else None,
+                   tuple(sorted((c.lower(), t) for c, t in column_comments.items() if t and "${" not in t)),
+                   tuple(sorted((k, v) for k, v in kept.items() if "${" not in k and "${" not in v)),
+                   tuple(left_out))
+
+
 def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
-                 file_format: str = "PARQUET", dialect: str = "hive") -> exp.Create:
+                 file_format: str = "PARQUET", dialect: str = "hive",
+                 metadata: TableMetadata | None = None) -> exp.Create:
     fmt = file_format.upper()
     if fmt not in FILE_FORMATS:
         raise LayoutError(f"unsupported file format {file_format!r}; use one of {', '.join(FILE_FORMATS)}")
@@ -124,21 +161,34 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
     if substituted:
         raise LayoutError(f"column name(s) {', '.join(map(repr, substituted))} contain '${{', which Spark and Hive "
                           "replace by a variable's value in any statement; rename the column first")
-    col_defs = [exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=data_type(t)) for c, t in columns.items()]
+    metadata = metadata or TableMetadata()
+    notes = dict(metadata.column_comments)
+
+    def column(name: str, type_: str) -> exp.ColumnDef:
+        note = notes.get(name.lower())
+        return exp.ColumnDef(this=exp.to_identifier(name, quoted=True), kind=data_type(type_),
+                             constraints=[exp.ColumnConstraint(kind=exp.CommentColumnConstraint(
+                                 this=exp.Literal.string(note)))] if note else None)
+
+    col_defs = [column(c, t) for c, t in columns.items()]
     part = exp.ColumnDef(this=exp.to_identifier(pcol, quoted=True), kind=exp.DataType.build(PARTITION_COLUMN_TYPE))
-    props: list[exp.Expression] = [
+    # COMMENT first: Hive takes it only before PARTITIONED BY (Spark in any order)
+    props: list[exp.Expression] = [exp.SchemaCommentProperty(this=exp.Literal.string(metadata.comment))] \
+        if metadata.comment else []
+    props += [
         exp.PartitionedByProperty(this=exp.Schema(expressions=[part])),
         exp.FileFormatProperty(this=exp.Var(this=fmt), hive_format=True),
     ]
     props += [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
-              for k, v in layout_properties(layout).items()]
+              for k, v in {**dict(metadata.properties), **layout_properties(layout)}.items()]
     return exp.Create(this=exp.Schema(this=table_expr(new_table, dialect), expressions=col_defs), kind="TABLE",
                       properties=exp.Properties(expressions=props))
 
 
 def create_table_sql(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
-                     file_format: str = "PARQUET", dialect: str = "hive") -> str:
-    return create_table(layout, columns, new_table, file_format=file_format, dialect=dialect).sql(dialect=dialect)
+                     file_format: str = "PARQUET", dialect: str = "hive", metadata: TableMetadata | None = None) -> str:
+    return create_table(layout, columns, new_table, file_format=file_format, dialect=dialect,
+                        metadata=metadata).sql(dialect=dialect)
 
 
 def columns_of_create(text: str, partition_column: str, where: str = "ddl.sql") -> dict[str, str]:
