@@ -29,6 +29,7 @@ clean-up, like a killed process.
 from __future__ import annotations
 
 import os
+import re
 import time
 import uuid
 from contextlib import contextmanager
@@ -192,6 +193,19 @@ def table_metadata(runner: "Runner", table: str) -> TableMetadata:
     return Catalog(runner, names).metadata(names.source)
 
 
+def sibling_location(location: str) -> str:
+    """A new folder beside an external table's ``location`` for its laid-out copy: same parent
+    (same file system, bucket and permissions), the folder's name with ``__layout_<random>``
+    (an earlier layout's suffix replaced, so re-applies do not grow the name)."""
+    base = location.rstrip("/")
+    parent, _, name = base.rpartition("/")
+    if not name or not parent or parent.endswith(":") or parent.endswith(":/") or parent.endswith("//"):
+        raise ApplyError(f"the external table's location {location} has no parent folder to write the laid-out "
+                         "copy beside it; move the table into a folder first")
+    name = re.sub(r"__layout_[0-9a-f]+$", "", name)
+    return f"{parent}/{name}__layout_{uuid.uuid4().hex[:8]}"
+
+
 class Catalog:
     def __init__(self, runner: Runner, names: TableNames):
         self.runner, self.names = runner, names
@@ -223,6 +237,12 @@ class Catalog:
     def file_format(self, name: str) -> str | None:
         """``PARQUET`` or ``ORC`` as the table stores its files (``DESCRIBE FORMATTED``), else None."""
         return file_format_of(self._formatted(name))
+
+    def storage(self, name: str) -> tuple[bool, str | None]:
+        """(external?, location as a path string)."""
+        from hive_integration.columns import storage_from_describe_formatted
+
+        return storage_from_describe_formatted(self._formatted(name))
 
     def metadata(self, name: str) -> TableMetadata:
         """The table's comment, its columns' comments and its users' properties."""
@@ -482,7 +502,8 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                 say(f"{names.qualified(new)} left {state} by an earlier run: verifying it")
                 reused = _verify(cat, columns, report, say, drop_on_mismatch=False)
             if not reused:
-                say(f"dropping {names.qualified(new)} left {state or 'incomplete'} by an earlier run")
+                say(f"dropping {names.qualified(new)} left {state or 'incomplete'} by an earlier run"
+                    + _files_kept(cat, new))
                 cat.drop(new)
             else:
                 report.resumed = f"reused {names.qualified(new)} verified by an earlier run"
@@ -498,8 +519,13 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             for item in metadata.left_out:
                 say(f"not carried to the new table: {item} (it holds '${{', which Spark and Hive would replace "
                     "in the statement); set it on the new table by hand")
+            external, location = cat.storage(src)
+            place = sibling_location(location) if external and location else None
+            if place:
+                say(f"{names.qualified(src)} is an external table at {location}: the laid-out copy is external "
+                    f"too, at {place}; the old files stay where they are")
             cat.run(create_table_sql(layout, columns, cat.sql(new), file_format=file_format, dialect=runner.dialect,
-                                     metadata=metadata))
+                                     metadata=metadata, external_location=place))
             cat.set_properties(new, {STATE: "created"})
             say(f"created {names.qualified(new)}")
             fault("after_create")
@@ -571,10 +597,11 @@ def _verify(cat: Catalog, columns: Mapping[str, str], report: ApplyReport, say, 
     if want != have:
         if not drop_on_mismatch:
             return False
+        kept = _files_kept(cat, names.new)
         cat.drop(names.new)
         raise ApplyError(f"verification failed: {names.qualified(names.new)} does not hold the same rows as "
                          f"{names.qualified(names.source)} (count, checksum, non-NULL counts: {have} vs {want}); "
-                         "the new table was dropped")
+                         f"the new table was dropped{kept}")
     report.rows = int(want[0])
     say(f"verified {report.rows:,} rows (count, checksum and per-column counts match)")
     return True
@@ -589,11 +616,18 @@ def _after_swap(cat: Catalog, backup: str, owner: str | None, report: ApplyRepor
     # the new table was created before the lease was taken on the source, so it has none; the
     # state/previous properties stay as a record of how this table came to be
     if drop_old:
+        kept = _files_kept(cat, backup)
         cat.drop(backup)
         report.dropped_old = True
-        say(f"dropped {names.qualified(backup)}")
+        say(f"dropped {names.qualified(backup)}{kept}")
     if not report.rows:
         report.rows = int(cat.checksum(src, cat.columns(src))[0] or 0)
+
+
+def _files_kept(cat: Catalog, name: str) -> str:
+    """What dropping ``name`` leaves: an external table's files stay (said, with their folder)."""
+    external, location = cat.storage(name)
+    return f" (an external table: its files stay in {location})" if external else ""
 
 
 def _resume_missing_source(cat: Catalog, layout: Layout, report: ApplyReport, say, ttl: float,

@@ -56,6 +56,21 @@ def comment_from_describe_formatted(rows: Iterable[tuple]) -> str | None:
     return None
 
 
+def storage_from_describe_formatted(rows: Iterable[tuple]) -> tuple[bool, str | None]:
+    """(external?, location) in ``DESCRIBE FORMATTED`` rows: Spark's ``Type`` and ``Location``,
+    Hive's ``Table Type:`` (``EXTERNAL_TABLE``) and ``Location:``. The location is a path string,
+    as a ``LOCATION`` clause takes it."""
+    external, location = False, None
+    for row in rows:
+        key = str(row[0] or "").strip().rstrip(":").strip().lower()
+        value = str(row[1]).strip() if len(row) > 1 and row[1] is not None else ""
+        if key in ("type", "table type"):
+            external = value.upper() in ("EXTERNAL", "EXTERNAL_TABLE")
+        elif key == "location" and value and location is None:
+            location = value
+    return external, location
+
+
 def columns_from_schema_json(schema: str) -> dict[str, str]:
     """Column name (lower case) -> type as ``DESCRIBE`` shows it, from a catalog table's schema JSON
     (``StructType.json()``): a CHAR/VARCHAR column's declared type is in its field's

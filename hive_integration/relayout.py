@@ -35,7 +35,7 @@ from typing import Callable, Mapping
 from sqlglot import exp
 
 from hive_integration.apply import (Catalog, SimulatedCrash, SparkRunner, TableNames, acquire_lease, release_lease,
-                                    source_columns, write_settings_restored)
+                                    sibling_location, source_columns, write_settings_restored)
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_properties, layout_from_properties
 from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_partitions, recut_insert, staging_create
@@ -376,7 +376,12 @@ def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say
     if keep and not drop_old:
         if not cat.exists(backup):
             columns = {c: t for c, t in cat.columns(src).items() if c != plan.layout.partition_column.lower()}
-            cat.run(create_table(plan.current, columns, cat.sql(backup), dialect=cat.runner.dialect))
+            # the old partitions' files move into it: the table's own format, and, for an external
+            # table, an external folder beside it (a rename stays on the table's file system)
+            external, location = cat.storage(src)
+            cat.run(create_table(plan.current, columns, cat.sql(backup), file_format=_file_format(cat, src),
+                                 dialect=cat.runner.dialect,
+                                 external_location=sibling_location(location) if external and location else None))
         bparts = _Partitions(spark, db, backup, plan.layout.partition_column)
         home = bparts.table_location()
         moved = {pid: _join(home, f"{plan.layout.partition_column}={pid}") for pid in keep}

@@ -281,3 +281,22 @@ def test_the_swapped_in_table_keeps_its_comments_and_properties(spark, fresh_db)
     props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect()}
     assert props["owner_team"] == "x" and props["retention.days"] == "30"
 
+
+def test_an_external_tables_storage_and_the_folder_beside_it():
+    import pytest as _pytest
+
+    from hive_integration.apply import sibling_location
+    from hive_integration.columns import storage_from_describe_formatted
+    from planner.errors import ApplyError
+
+    spark_rows = [("Type", "EXTERNAL", ""), ("Location", "s3a://lake/sales/events", "")]
+    hive_rows = [("Location:           ", "hdfs://nn:8020/w/events", None), ("Table Type:         ", "MANAGED_TABLE", None)]
+    assert storage_from_describe_formatted(spark_rows) == (True, "s3a://lake/sales/events")
+    assert storage_from_describe_formatted(hive_rows) == (False, "hdfs://nn:8020/w/events")
+    first = sibling_location("s3a://lake/sales/events/")
+    assert first.startswith("s3a://lake/sales/events__layout_")
+    again = sibling_location(first)  # a re-apply replaces the suffix instead of adding one
+    assert again.startswith("s3a://lake/sales/events__layout_") and again.count("__layout_") == 1 and again != first
+    with _pytest.raises(ApplyError, match="no parent folder"):
+        sibling_location("s3a://lake")
+

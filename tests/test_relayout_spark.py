@@ -174,9 +174,11 @@ def test_an_orc_table_is_laid_out_and_re_cut_in_orc(spark, fresh_db, tmp_path):
                       CostParams(partition_overhead_rows=10, file_overhead_rows=1))
     plan = plan_relayout(model, quarters(t), by_y(t))
     assert plan.chosen
-    relayout(spark, plan)
+    report = relayout(spark, plan)
     _check(spark, t, plan, source)
     assert {urlparse(f).path.rsplit(".", 1)[-1] for f in spark.table(t).inputFiles()} == {"orc"}
+    # the old partition, kept in an ORC backup it can be read from
+    assert _rows(spark, f"SELECT x, y, s FROM {report.backup}") == sorted(r for r in source[QUERIES[-1]] if r[0] < 1000)
 
 
 def test_a_text_table_is_laid_out_in_parquet(spark, fresh_db):
@@ -186,3 +188,36 @@ def test_a_text_table_is_laid_out_in_parquet(spark, fresh_db):
     report = apply_layout(SparkRunner(spark), quarters(t), drop_old=True)
     assert any("writing PARQUET" in s for s in report.steps)
     assert all(f.endswith(".parquet") for f in spark.table(t).inputFiles())
+
+
+def test_an_external_table_stays_external_beside_its_folder(spark, fresh_db, tmp_path):
+    # apply made an external table (data in the user's lake folder) a managed one in the warehouse;
+    # a re-layout moved its old partitions into a managed backup (a rename across file systems on a
+    # real lake)
+    t = f"{fresh_db}.events_ext"
+    lake = tmp_path / "lake"
+    spark.sql(f"CREATE EXTERNAL TABLE {t} (x BIGINT, y BIGINT, s STRING) STORED AS PARQUET LOCATION '{lake}/events'")
+    spark.sql(f"INSERT INTO {t} SELECT id, id % 100, CASE WHEN id % 9 = 0 THEN NULL ELSE CAST(id AS STRING) END "
+              f"FROM range({N})")
+    source = {q: _rows(spark, q.format(t=t)) for q in QUERIES}
+    report = apply_layout(SparkRunner(spark), quarters(t), drop_old=True)
+    assert any("(an external table: its files stay in" in s for s in report.steps)
+
+    def storage(name):
+        rows = {r[0]: r[1] for r in spark.sql(f"DESCRIBE FORMATTED {name}").collect()}
+        return rows["Type"], rows["Location"]
+
+    kind, where = storage(t)
+    assert kind == "EXTERNAL" and where.startswith(f"file:{lake}/events__layout_")
+    assert (lake / "events").is_dir()  # the old files, left where they were
+    stats = gather_stats(spark, t, sample_rows=N, cache_dir=tmp_path / "stats")
+    model = CostModel(analyze_table(parse_workload(WINDOW.format(t=t)), t, COLUMNS), stats,
+                      CostParams(partition_overhead_rows=10, file_overhead_rows=1))
+    plan = plan_relayout(model, quarters(t), by_y(t))
+    relayout_report = relayout(spark, plan)
+    _check(spark, t, plan, source)
+    kind, backup_home = storage(relayout_report.backup)
+    assert kind == "EXTERNAL" and backup_home.startswith(f"file:{lake}/events__layout_") and backup_home != where
+    assert _rows(spark, f"SELECT x, y, s FROM {relayout_report.backup}") == \
+        sorted(r for r in source[QUERIES[-1]] if r[0] < 1000)
+

@@ -150,7 +150,8 @@ class TableMetadata:
 
 def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
                  file_format: str = "PARQUET", dialect: str = "hive",
-                 metadata: TableMetadata | None = None) -> exp.Create:
+                 metadata: TableMetadata | None = None, external_location: str | None = None) -> exp.Create:
+    """``CREATE TABLE`` for ``layout``; with ``external_location``, an external table there."""
     fmt = file_format.upper()
     if fmt not in FILE_FORMATS:
         raise LayoutError(f"unsupported file format {file_format!r}; use one of {', '.join(FILE_FORMATS)}")
@@ -175,10 +176,14 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
     # COMMENT first: Hive takes it only before PARTITIONED BY (Spark in any order)
     props: list[exp.Expression] = [exp.SchemaCommentProperty(this=exp.Literal.string(metadata.comment))] \
         if metadata.comment else []
+    if external_location:
+        props.insert(0, exp.ExternalProperty())
     props += [
         exp.PartitionedByProperty(this=exp.Schema(expressions=[part])),
         exp.FileFormatProperty(this=exp.Var(this=fmt), hive_format=True),
     ]
+    if external_location:
+        props.append(exp.LocationProperty(this=exp.Literal.string(external_location)))
     props += [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
               for k, v in {**dict(metadata.properties), **layout_properties(layout)}.items()]
     return exp.Create(this=exp.Schema(this=table_expr(new_table, dialect), expressions=col_defs), kind="TABLE",
@@ -186,9 +191,10 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
 
 
 def create_table_sql(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
-                     file_format: str = "PARQUET", dialect: str = "hive", metadata: TableMetadata | None = None) -> str:
-    return create_table(layout, columns, new_table, file_format=file_format, dialect=dialect,
-                        metadata=metadata).sql(dialect=dialect)
+                     file_format: str = "PARQUET", dialect: str = "hive", metadata: TableMetadata | None = None,
+                     external_location: str | None = None) -> str:
+    return create_table(layout, columns, new_table, file_format=file_format, dialect=dialect, metadata=metadata,
+                        external_location=external_location).sql(dialect=dialect)
 
 
 def columns_of_create(text: str, partition_column: str, where: str = "ddl.sql") -> dict[str, str]:
