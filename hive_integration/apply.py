@@ -187,12 +187,6 @@ def table_file_format(runner: "Runner", table: str) -> str | None:
     return Catalog(runner, names).file_format(names.source)
 
 
-def table_metadata(runner: "Runner", table: str) -> TableMetadata:
-    """``table``'s comment, its columns' comments and its users' properties."""
-    names = TableNames.of(table)
-    return Catalog(runner, names).metadata(names.source)
-
-
 def sibling_location(location: str) -> str:
     """A new folder beside an external table's ``location`` for its laid-out copy: same parent
     (same file system, bucket and permissions), the folder's name with ``__layout_<random>``

@@ -162,3 +162,42 @@ def test_a_dba_runs_the_files_with_beeline(thrift_server, tmp_path):
         assert parts == {"planner_pid=1", "planner_pid=2"}
         hs2.execute("DROP TABLE dba.orders")
         hs2.execute("DROP TABLE dba.orders__before_20240304050607")
+
+
+def test_a_dba_keeps_an_external_orc_tables_place_format_and_comments(thrift_server, tmp_path):
+    from hive_integration.apply import Catalog, HiveServer2Runner, TableNames, sibling_location
+    from hive_integration.hiveserver2 import HiveServer2Client
+
+    lake = tmp_path / "lake"
+    with HiveServer2Client(thrift_server.host, thrift_server.port) as hs2:
+        hs2.execute("CREATE DATABASE IF NOT EXISTS dba")
+        hs2.execute("DROP TABLE IF EXISTS dba.trips")
+        hs2.execute(f"CREATE EXTERNAL TABLE dba.trips (k INT COMMENT 'trip id', mode STRING) COMMENT 'trips of team x' "
+                    f"STORED AS ORC LOCATION '{lake}/trips' TBLPROPERTIES ('owner_team'='x')")
+        hs2.execute("INSERT INTO dba.trips VALUES (1, 'AIR'), (2, 'RAIL'), (3, NULL)")
+        runner = HiveServer2Runner(thrift_server.host, thrift_server.port)
+        try:
+            names = TableNames.of("dba.trips")
+            source = Catalog(runner, names)  # what `planner advise` reads, here through the Thrift Server
+            external, location = source.storage("trips")
+            assert external and location.endswith("/lake/trips") and source.file_format("trips") == "ORC"
+            r = ValueSet.range(Kind.STRING, None, "MAIL", True, True)
+            layout = Layout("dba.trips", "hand", (Partition(1, (("mode", r),)), Partition(2, (("mode", r.complement()),))),
+                            kinds=(("mode", Kind.STRING),), meta=(("advised_at", "2024-03-04T05:06:07Z"),))
+            write_advice_folder(tmp_path / "advice", layout, {"k": "int", "mode": "string"}, file_format="ORC",
+                                metadata=source.metadata("trips"), external_location=sibling_location(location))
+            for name in ("ddl.sql", "apply.sql"):
+                done = beeline(thrift_server, tmp_path / "advice" / name)
+                assert done.returncode == 0, f"beeline -f {name}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            external, where = source.storage("trips")
+            assert external and f"{lake}/trips__layout_" in where and source.file_format("trips") == "ORC"
+            meta = source.metadata("trips")
+            assert meta.comment == "trips of team x" and dict(meta.column_comments) == {"k": "trip id"}
+            assert dict(meta.properties)["owner_team"] == "x"
+            assert sorted(hs2.execute("SELECT k, planner_pid FROM dba.trips"), key=lambda r: r[0]) == \
+                [(1, 1), (2, 2), (3, 2)]
+            assert (lake / "trips").is_dir()  # the old files, where they were
+        finally:
+            runner.close()
+            hs2.execute("DROP TABLE IF EXISTS dba.trips")
+            hs2.execute("DROP TABLE IF EXISTS dba.trips__before_20240304050607")

@@ -175,7 +175,8 @@ def _comment(lines: Sequence[str]) -> str:
 
 
 def ddl_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[PartitionNote], queries: int | None, *,
-             file_format: str = "PARQUET", metadata: TableMetadata | None = None) -> str:
+             file_format: str = "PARQUET", metadata: TableMetadata | None = None,
+             external_location: str | None = None) -> str:
     new = new_table_name(layout.table)
     head = [f"Hive DDL for the layout advised for {layout.table}: {layout.describe()}",
             f"Creates {new.sql(dialect=DIALECT)} partitioned by {layout.partition_column}, the layout kept in its "
@@ -190,7 +191,11 @@ def ddl_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[Partiti
         body += "".join(f"-- not carried to the new table: {_safe(item)} (its text holds a dollar sign and an opening brace, "
                         "which Hive and Spark replace by a variable's value); set it on the new table by hand\n"
                         for item in metadata.left_out)
-    ddl = create_table_sql(layout, columns, new, file_format=file_format, dialect=DIALECT, metadata=metadata)
+    if external_location:
+        body += (f"-- {_safe(layout.table)} is an external table: the laid-out copy is external too, in a new "
+                 f"folder beside its own ({_safe(external_location)}); the old folder's files are never deleted\n")
+    ddl = create_table_sql(layout, columns, new, file_format=file_format, dialect=DIALECT, metadata=metadata,
+                           external_location=external_location)
     return body + "\n" + statements_text([ddl])
 
 
@@ -309,14 +314,15 @@ def _ranking(advice) -> list[str]:
 
 def write_advice_folder(out: Path, layout: Layout, columns: Mapping[str, str], advice=None, *,
                         file_format: str = "PARQUET", metadata: TableMetadata | None = None,
-                        when: dt.datetime | None = None) -> Path:
+                        external_location: str | None = None, when: dt.datetime | None = None) -> Path:
     """Write the four files; ``when`` defaults to the layout's ``advised_at`` (the backup's stamp)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     bak = backup_name(layout.table, when, DIALECT, layout=layout)
     notes = partition_notes(layout, advice)
     queries = len(advice.workload.queries) if advice is not None else None
-    (out / "ddl.sql").write_text(ddl_text(layout, columns, notes, queries, file_format=file_format, metadata=metadata), encoding="utf-8")
+    (out / "ddl.sql").write_text(ddl_text(layout, columns, notes, queries, file_format=file_format, metadata=metadata,
+                                          external_location=external_location), encoding="utf-8")
     (out / "apply.sql").write_text(apply_text(layout, columns, notes, bak), encoding="utf-8")
     (out / "layout.json").write_text(layout.dumps() + "\n", encoding="utf-8")
     (out / "report.md").write_text(report_text(layout, advice, new_table=new_table_name(layout.table).sql(DIALECT),
