@@ -41,7 +41,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name
-from planner.emit.ddl import FILE_FORMATS, TableMetadata, create_table_sql, layout_from_properties, table_expr
+from planner.emit.ddl import TableMetadata, create_table_sql, layout_from_properties, table_expr
 from planner.emit.write_plan import write_plan
 from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.layout import Layout, clashing_ids
@@ -167,26 +167,6 @@ class TableNames:
         return self.source + NEW_SUFFIX
 
 
-def file_format_of(describe_formatted: Sequence[tuple]) -> str | None:
-    """``PARQUET`` or ``ORC`` from the rows of ``DESCRIBE FORMATTED`` (Spark: ``Provider``, or the
-    Hive SerDe's ``InputFormat``; Hive: ``InputFormat:``), else None (text, Avro, JSON, …)."""
-    for row in describe_formatted:
-        if len(row) < 2 or row[0] is None or row[1] is None:
-            continue
-        key, value = str(row[0]).strip().rstrip(":").strip().lower(), str(row[1]).strip().lower()
-        if key in ("provider", "inputformat", "serde library"):
-            for fmt in FILE_FORMATS:
-                if fmt.lower() in value:
-                    return fmt
-    return None
-
-
-def table_file_format(runner: "Runner", table: str) -> str | None:
-    """``PARQUET`` or ``ORC`` as ``table`` (``db.t`` or ``t``) stores its files, else None."""
-    names = TableNames.of(table)
-    return Catalog(runner, names).file_format(names.source)
-
-
 def sibling_location(location: str) -> str:
     """A new folder beside an external table's ``location`` for its laid-out copy: same parent
     (same file system, bucket and permissions), the folder's name with ``__layout_<random>``
@@ -198,6 +178,28 @@ def sibling_location(location: str) -> str:
                          "copy beside it; move the table into a folder first")
     name = re.sub(r"__layout_[0-9a-f]+$", "", name)
     return f"{parent}/{name}__layout_{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """What a laid-out copy of a table keeps of it, from one ``DESCRIBE FORMATTED`` and its
+    properties: its file format (``PARQUET``/``ORC``, None for others), whether it is external and
+    where, its comments and its users' properties."""
+
+    file_format: str | None
+    external: bool
+    location: str | None
+    metadata: TableMetadata
+
+    def copy_location(self) -> str | None:
+        """Where an external table's laid-out copy goes (a new folder beside it); None: managed."""
+        return sibling_location(self.location) if self.external and self.location else None
+
+
+def describe_source(runner: "Runner", table: str) -> SourceTable:
+    """``SourceTable`` of ``table`` (``db.t`` or ``t``)."""
+    names = TableNames.of(table)
+    return Catalog(runner, names).source_table(names.source)
 
 
 class Catalog:
@@ -228,23 +230,20 @@ class Catalog:
     def _formatted(self, name: str) -> list[tuple]:
         return self.run(exp.Describe(this=self.names.expr(name, self.runner.dialect), style="FORMATTED"))
 
-    def file_format(self, name: str) -> str | None:
-        """``PARQUET`` or ``ORC`` as the table stores its files (``DESCRIBE FORMATTED``), else None."""
-        return file_format_of(self._formatted(name))
-
     def storage(self, name: str) -> tuple[bool, str | None]:
         """(external?, location as a path string)."""
         from hive_integration.columns import storage_from_describe_formatted
 
         return storage_from_describe_formatted(self._formatted(name))
 
-    def metadata(self, name: str) -> TableMetadata:
-        """The table's comment, its columns' comments and its users' properties."""
-        from hive_integration.columns import comment_from_describe_formatted, comments_from_describe
+    def source_table(self, name: str) -> SourceTable:
+        from hive_integration.columns import (comment_from_describe_formatted, comments_from_describe,
+                                              file_format_of, storage_from_describe_formatted)
 
         rows = self._formatted(name)
-        return TableMetadata.of(comment_from_describe_formatted(rows), comments_from_describe(rows),
-                                self.properties(name))
+        metadata = TableMetadata.of(comment_from_describe_formatted(rows), comments_from_describe(rows),
+                                    self.properties(name))
+        return SourceTable(file_format_of(rows), *storage_from_describe_formatted(rows), metadata)
 
     def properties(self, name: str) -> dict[str, str]:
         rows = self.run(exp.Command(this=f"SHOW TBLPROPERTIES {self.sql(name)}"))
@@ -472,9 +471,10 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
 
     columns = source_columns(cat, layout, expected_columns)
     _check_ids(cat, layout)
+    source = cat.source_table(src)
     chosen = None
     if file_format is None:
-        own = cat.file_format(src)
+        own = source.file_format
         file_format = own or "PARQUET"
         chosen = (f"writing {file_format}: the format {names.qualified(src)} is stored in" if own else
                   f"writing PARQUET: {names.qualified(src)} is stored in a format without statistics to skip by")
@@ -509,17 +509,15 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         observed = None
         if not reused:
             step = "create"
-            metadata = cat.metadata(src)  # the table's comments and its users' properties stay
-            for item in metadata.left_out:
+            for item in source.metadata.left_out:  # the rest of its comments and properties stay
                 say(f"not carried to the new table: {item} (it holds '${{', which Spark and Hive would replace "
                     "in the statement); set it on the new table by hand")
-            external, location = cat.storage(src)
-            place = sibling_location(location) if external and location else None
+            place = source.copy_location()
             if place:
-                say(f"{names.qualified(src)} is an external table at {location}: the laid-out copy is external "
-                    f"too, at {place}; the old files stay where they are")
+                say(f"{names.qualified(src)} is an external table at {source.location}: the laid-out copy is "
+                    f"external too, at {place}; the old files stay where they are")
             cat.run(create_table_sql(layout, columns, cat.sql(new), file_format=file_format, dialect=runner.dialect,
-                                     metadata=metadata, external_location=place))
+                                     metadata=source.metadata, external_location=place))
             cat.set_properties(new, {STATE: "created"})
             say(f"created {names.qualified(new)}")
             fault("after_create")

@@ -56,6 +56,22 @@ def comment_from_describe_formatted(rows: Iterable[tuple]) -> str | None:
     return None
 
 
+def file_format_of(describe_formatted: Iterable[tuple]) -> str | None:
+    """``PARQUET`` or ``ORC`` from the rows of ``DESCRIBE FORMATTED`` (Spark: ``Provider``, or the
+    Hive SerDe's ``InputFormat``; Hive: ``InputFormat:``), else None (text, Avro, JSON, …)."""
+    from planner.emit.ddl import FILE_FORMATS
+
+    for row in describe_formatted:
+        if len(row) < 2 or row[0] is None or row[1] is None:
+            continue
+        key, value = str(row[0]).strip().rstrip(":").strip().lower(), str(row[1]).strip().lower()
+        if key in ("provider", "inputformat", "serde library"):
+            for fmt in FILE_FORMATS:
+                if fmt.lower() in value:
+                    return fmt
+    return None
+
+
 def storage_from_describe_formatted(rows: Iterable[tuple]) -> tuple[bool, str | None]:
     """(external?, location) in ``DESCRIBE FORMATTED`` rows: Spark's ``Type`` and ``Location``,
     Hive's ``Table Type:`` (``EXTERNAL_TABLE``) and ``Location:``. The location is a path string,

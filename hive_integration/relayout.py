@@ -35,7 +35,7 @@ from typing import Callable, Mapping
 from sqlglot import exp
 
 from hive_integration.apply import (Catalog, SimulatedCrash, SparkRunner, TableNames, acquire_lease, release_lease,
-                                    sibling_location, source_columns, write_settings_restored)
+                                    source_columns, write_settings_restored)
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_properties, layout_from_properties
 from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_partitions, recut_insert, staging_create
@@ -285,7 +285,7 @@ def _file_format(cat: Catalog, table: str) -> str:
     """The staged pieces are written as ``table`` stores its files: they become its partitions,
     which the metastore reads with the table's format (Parquet files in an ORC table's partition
     cannot be read)."""
-    fmt = cat.file_format(table)
+    fmt = cat.source_table(table).file_format
     if fmt is None:
         raise ApplyError(f"{cat.names.qualified(table)} is not stored as Parquet or ORC; a re-layout writes "
                          "only those (run `planner apply` to lay it out anew)")
@@ -378,10 +378,9 @@ def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say
             columns = {c: t for c, t in cat.columns(src).items() if c != plan.layout.partition_column.lower()}
             # the old partitions' files move into it: the table's own format, and, for an external
             # table, an external folder beside it (a rename stays on the table's file system)
-            external, location = cat.storage(src)
-            cat.run(create_table(plan.current, columns, cat.sql(backup), file_format=_file_format(cat, src),
-                                 dialect=cat.runner.dialect,
-                                 external_location=sibling_location(location) if external and location else None))
+            source = cat.source_table(src)
+            cat.run(create_table(plan.current, columns, cat.sql(backup), file_format=source.file_format,
+                                 dialect=cat.runner.dialect, external_location=source.copy_location()))
         bparts = _Partitions(spark, db, backup, plan.layout.partition_column)
         home = bparts.table_location()
         moved = {pid: _join(home, f"{plan.layout.partition_column}={pid}") for pid in keep}

@@ -165,7 +165,7 @@ def test_a_dba_runs_the_files_with_beeline(thrift_server, tmp_path):
 
 
 def test_a_dba_keeps_an_external_orc_tables_place_format_and_comments(thrift_server, tmp_path):
-    from hive_integration.apply import Catalog, HiveServer2Runner, TableNames, sibling_location
+    from hive_integration.apply import HiveServer2Runner, describe_source
     from hive_integration.hiveserver2 import HiveServer2Client
 
     lake = tmp_path / "lake"
@@ -177,21 +177,19 @@ def test_a_dba_keeps_an_external_orc_tables_place_format_and_comments(thrift_ser
         hs2.execute("INSERT INTO dba.trips VALUES (1, 'AIR'), (2, 'RAIL'), (3, NULL)")
         runner = HiveServer2Runner(thrift_server.host, thrift_server.port)
         try:
-            names = TableNames.of("dba.trips")
-            source = Catalog(runner, names)  # what `planner advise` reads, here through the Thrift Server
-            external, location = source.storage("trips")
-            assert external and location.endswith("/lake/trips") and source.file_format("trips") == "ORC"
+            source = describe_source(runner, "dba.trips")  # what `planner advise` reads, here through the Thrift Server
+            assert source.external and source.location.endswith("/lake/trips") and source.file_format == "ORC"
             r = ValueSet.range(Kind.STRING, None, "MAIL", True, True)
             layout = Layout("dba.trips", "hand", (Partition(1, (("mode", r),)), Partition(2, (("mode", r.complement()),))),
                             kinds=(("mode", Kind.STRING),), meta=(("advised_at", "2024-03-04T05:06:07Z"),))
             write_advice_folder(tmp_path / "advice", layout, {"k": "int", "mode": "string"}, file_format="ORC",
-                                metadata=source.metadata("trips"), external_location=sibling_location(location))
+                                metadata=source.metadata, external_location=source.copy_location())
             for name in ("ddl.sql", "apply.sql"):
                 done = beeline(thrift_server, tmp_path / "advice" / name)
                 assert done.returncode == 0, f"beeline -f {name}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-            external, where = source.storage("trips")
-            assert external and f"{lake}/trips__layout_" in where and source.file_format("trips") == "ORC"
-            meta = source.metadata("trips")
+            after = describe_source(runner, "dba.trips")
+            assert after.external and f"{lake}/trips__layout_" in after.location and after.file_format == "ORC"
+            meta = after.metadata
             assert meta.comment == "trips of team x" and dict(meta.column_comments) == {"k": "trip id"}
             assert dict(meta.properties)["owner_team"] == "x"
             assert sorted(hs2.execute("SELECT k, planner_pid FROM dba.trips"), key=lambda r: r[0]) == \

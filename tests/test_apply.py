@@ -257,7 +257,7 @@ def test_the_order_inside_partitions_survives_the_write(spark, source):
 
 
 def test_the_file_format_is_read_from_describe_formatted():
-    from hive_integration.apply import file_format_of
+    from hive_integration.columns import file_format_of
 
     spark_hive_serde = [("Provider", "hive", ""), ("InputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "")]
     spark_datasource = [("# Detailed Table Information", "", ""), ("Provider", "parquet", "")]

@@ -164,16 +164,13 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
                             reason=f"the best layout reads only {gain:.2f}x fewer rows than a full scan "
                                    f"(below --min-gain {min_gain:g})")
     layout = _portable(with_join_columns(replace(advice.layout, table=table), advice.analysis.join_columns()))
-    from hive_integration.apply import Catalog, SparkRunner, TableNames, sibling_location
+    from hive_integration.apply import SparkRunner, describe_source
 
-    names = TableNames.of(table)
-    source = Catalog(SparkRunner(spark), names)
-    external, location = source.storage(names.source)
     # the laid-out table keeps the table's format (ORC stays ORC), comments, properties, and an
     # external table's place: a new folder beside its own
-    write_advice_folder(folder, layout, columns, advice, file_format=source.file_format(names.source) or "PARQUET",
-                        metadata=source.metadata(names.source),
-                        external_location=sibling_location(location) if external and location else None)
+    source = describe_source(SparkRunner(spark), table)
+    write_advice_folder(folder, layout, columns, advice, file_format=source.file_format or "PARQUET",
+                        metadata=source.metadata, external_location=source.copy_location())
     return TableOutcome(table, scans, gain=gain, folder=folder, advice=advice)
 
 

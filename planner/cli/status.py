@@ -194,9 +194,9 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
         from planner.emit.apply_sql import statements_text
         from planner.emit.relayout_sql import STAGING_SUFFIX, relayout_script
 
-        from hive_integration.apply import SparkRunner, table_file_format
+        from hive_integration.apply import SparkRunner, describe_source
 
-        own = table_file_format(SparkRunner(w.spark), w.table)
+        own = describe_source(SparkRunner(w.spark), w.table).file_format
         stmts = relayout_script(plan, w.columns, w.table, w.table + STAGING_SUFFIX, {}, dialect="hive",
                                 file_format=own or "PARQUET")
         if fmt == "json":
