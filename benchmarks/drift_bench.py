@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
 import random
 import time
 from pathlib import Path
@@ -34,9 +35,9 @@ from hive_integration.tpch_data import generate_lineitem
 from planner.advice import advise
 from planner.analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
-from planner.costmodel.current import is_current
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.drift import Strategy, hindsight, replay
+from planner.held_out import judged_halves, validated
 from planner.relayout_plan import model_for, plan_relayout
 from planner.workload import Schema, parse_workload
 from planner.workload_gen.adhoc import adhoc_workload
@@ -46,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLE = "lineitem"
 PHASES = (("ship dates", ("q06", "q14", "q15", "q01")), ("modes and receipts", ("q12", "q19", "q10")),
           ("ad-hoc", None))
+ADVICE_CACHE = ROOT / ".planner" / "drift-advice.pickle"
 TARGETS = {"vs static": 0.7, "vs full re-advise": 0.9, "quarter drift rewritten / table": 0.35}
 
 
@@ -89,7 +91,20 @@ def table_stats(path: Path, sample_rows: int, seed: int = 7) -> TableStats:
 
 
 def _best_new(advice):
-    return next(c.layout for c in advice.result.ranked if not is_current(c.layout))
+    return advice.best_new
+
+
+def _load_cache() -> dict:
+    if not ADVICE_CACHE.exists():
+        return {}
+    with open(ADVICE_CACHE, "rb") as f:
+        return pickle.load(f)  # our own file, written by _save_cache
+
+
+def _save_cache(cache: dict) -> None:
+    ADVICE_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    with open(ADVICE_CACHE, "wb") as f:
+        pickle.dump(cache, f)
 
 
 def windows(count: int, size: int, seed: int, scale: float) -> list[tuple[str, str]]:
@@ -122,6 +137,8 @@ def quarter_drift(stats: TableStats, columns: dict, params: CostParams, size: in
     model = CostModel(analysis, stats, params)
     target = _best_new(advise(wl, analysis, stats, params))
     plan = plan_relayout(model, base, target, write_cost, max_partitions=params.max_partitions)
+    plan = validated(plan, judged_halves(wl, lambda w: CostModel(analyze_table(w, TABLE, columns), stats, params),
+                                         lambda w, m: _best_new(advise(w, m.analysis, stats, params))))
     hits = model_for(model, base).evaluate(base).per_scan
     touched = sum(1 for g in plan.gains if g.reads) / max(len(plan.gains), 1)
     return {"base": base.describe(), "target": target.describe(), "cut": str(cut),
@@ -144,7 +161,9 @@ def steps_of(texts: list[tuple[str, str]], step: int) -> list[str]:
 
 
 def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_cost: float, seed: int,
-        log=print) -> dict:
+        log=print, advice_cache: dict | None = None) -> dict:
+    """``advice_cache``: layouts advised by an earlier run of the same code and arguments, kept
+    by the caller (``--reuse-advice``), so a change to a decision rule replays in a minute."""
     data = generate_lineitem(scale, ROOT / ".planner" / "data")
     t0 = time.perf_counter()
     stats = table_stats(data, sample_rows)
@@ -167,29 +186,42 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
     def recent(i: int) -> CostModel:  # the last window's worth of queries, ending with step i
         return window_model(max(0, i + 1 - per), i + 1)[1]
 
-    advices: dict[tuple[int, int], object] = {}
+    cache = advice_cache or {}
+    advices: dict[tuple, object] = cache.setdefault((scale, count, size, step, sample_rows, seed), {})
+
+    def advised(key: tuple, wl, model: CostModel, label: str):
+        """The best *new* layout for ``wl``: the "current table" contender would be the table as
+        generated, not the layout a strategy holds at this point."""
+        if key not in advices:
+            t = time.perf_counter()
+            advices[key] = _best_new(advise(wl, model.analysis, stats, params))
+            log(f"  {label}: best {advices[key].describe()} ({time.perf_counter() - t:.1f} s)")
+        return advices[key]
 
     def best_of(lo: int, hi: int):
-        if (lo, hi) not in advices:
-            wl, model = window_model(lo, hi)
-            t = time.perf_counter()
-            # the best *new* layout: the "current table" contender would be the table as generated,
-            # not the layout a strategy holds at this point
-            advices[(lo, hi)] = _best_new(advise(wl, model.analysis, stats, params))
-            log(f"  queries {lo * step + 1}-{hi * step}: best {advices[(lo, hi)].describe()} "
-                f"({time.perf_counter() - t:.1f} s)")
-        return advices[(lo, hi)]
+        return advised((lo, hi), *window_model(lo, hi), f"queries {lo * step + 1}-{hi * step}")
 
     def best(i: int):
         return best_of(max(0, i + 1 - per), i + 1)
 
+    def judged(i: int):
+        """The window's halves, each with the layout advised on the other (``planner.held_out``)."""
+        lo, hi = max(0, i + 1 - per), i + 1
+        return judged_halves(
+            window_model(lo, hi)[0], lambda wl: CostModel(analyze_table(wl, TABLE, columns), stats, params),
+            lambda wl, model: advised(("half", lo, hi, wl.queries[0].number), wl, model,
+                                      f"queries {lo * step + 1}-{hi * step}, half from query "
+                                      f"{lo * step + wl.queries[0].number}"))
+
     start = best_of(0, per)  # the layout advised on the first window
-    strategies = {"static": Strategy("static"), "full": Strategy("full", per), "partial": Strategy("partial"),
-                  "partial, every window": Strategy("partial", per), "partitions": Strategy("partitions"),
+    strategies = {"static": Strategy("static"), "full": Strategy("full", per),
+                  "partial": Strategy("partial", validated=True),
+                  "partial, every window": Strategy("partial", per, validated=True),
+                  "partial, in-sample": Strategy("partial"), "partitions": Strategy("partitions"),
                   "full, every step": Strategy("full")}
     step_models = [window_model(i, i + 1)[1] for i in range(len(steps))]
     traces = replay(step_models, best, recent=recent, start=start, write_cost=write_cost,
-                    max_partitions=params.max_partitions, strategies=strategies, log=log)
+                    max_partitions=params.max_partitions, strategies=strategies, log=log, judged=judged)
     bound = hindsight(step_models, [best(i) for i in range(len(steps) - 1)], start)
     quarter = quarter_drift(stats, columns, params, size, seed + 100, write_cost)
     log(f"quarter drift: {quarter}")
@@ -231,17 +263,20 @@ def report(result: dict, command: str) -> str:
              f"*Partial* checks after every {step} queries and re-cuts what gains more on the last {size} queries "
              "than c x the rows it rewrites: partitions alone (cut by the new layout's regions, in the current "
              "order) or the whole table laid out as the new layout (Amoeba's root), whichever gains more net of "
-             "c x rows. A check that rewrites nothing costs no I/O, so partial can look often; full cannot "
-             "(*full, every step* below is full re-advise at partial's cadence). *Partial, every window* is "
-             "partial at full's cadence (this benchmark's algorithm before the sliding window); *partitions* is "
-             "partial without the root. *Hindsight* reads each step under the cheapest of the layouts advised "
+             "c x rows; and, as `planner relayout` does by default, only when the same action also pays c x "
+             "rows on queries its target was not fitted to (`planner.held_out`: a layout advised on every other "
+             "query of the window, judged on the rest, both ways). *Partial, in-sample* is partial without that "
+             "check (the rule before it). A check that rewrites nothing costs no I/O, so partial can look "
+             "often; full cannot (*full, every step* below is full re-advise at partial's cadence). *Partial, "
+             "every window* is partial at full's cadence; *partitions* is partial in-sample without the root. "
+             "*Hindsight* reads each step under the cheapest of the layouts advised "
              "before it, switching for free. Rows read are the cost model's (partition pruning and row-group "
              "skipping); \"after\" says what a strategy rewrote during the window (each action after the query "
              "named).", "",
              "| window | phase | static read | full read | full after | partial read | partial after | "
-             "partial partitions | partial, every window read | partitions-only read | full, every step read | "
-             "hindsight read |",
-             "|---:|---|---:|---:|---|---:|---|---:|---:|---:|---:|---:|"]
+             "partial partitions | partial, in-sample read | partial, in-sample after | partial, every window "
+             "read | partitions-only read | full, every step read | hindsight read |",
+             "|---:|---|---:|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|"]
 
     def after(s: str, i: int) -> str:
         return f"{t[s]['actions'][i]}: {t[s]['rewritten'][i]:,}" if t[s]["rewritten"][i] else ""
@@ -249,7 +284,8 @@ def report(result: dict, command: str) -> str:
     for i, phase in enumerate(result["phases"]):
         lines.append(f"| {i + 1} | {phase} | {t['static']['reads'][i]:,} | {t['full']['reads'][i]:,} | "
                      f"{after('full', i)} | {t['partial']['reads'][i]:,} | {after('partial', i)} | "
-                     f"{t['partial']['partitions'][i]} | {t['partial, every window']['reads'][i]:,} | "
+                     f"{t['partial']['partitions'][i]} | {t['partial, in-sample']['reads'][i]:,} | "
+                     f"{after('partial, in-sample', i)} | {t['partial, every window']['reads'][i]:,} | "
                      f"{t['partitions']['reads'][i]:,} | {t['full, every step']['reads'][i]:,} | "
                      f"{result['hindsight'][i]:,} |")
     lines += ["", "| strategy | checks after every | rows read | rows rewritten | total | total with rewrites x c "
@@ -313,11 +349,15 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--quick", action="store_true", help="SF 0.01, 6 windows of 12 queries, steps of 4")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--reuse-advice", action="store_true", help="reuse the layouts advised by an earlier run "
+                    f"(kept in {ADVICE_CACHE.relative_to(ROOT)}); only valid when advise's code is unchanged")
     a = ap.parse_args(argv)
     if a.quick:
         a.scale, a.windows, a.window, a.step, a.sample_rows = 0.01, 6, 12, 4, 20_000
     name = "drift_quick" if a.quick else "drift"
-    result = run(a.scale, a.windows, a.window, a.step, a.sample_rows, a.write_cost, a.seed)
+    cache = _load_cache() if a.reuse_advice else {}
+    result = run(a.scale, a.windows, a.window, a.step, a.sample_rows, a.write_cost, a.seed, advice_cache=cache)
+    _save_cache(cache)
     command = ".venv/bin/python -m benchmarks.drift_bench" + (
         " --quick" if a.quick else f" --scale {a.scale:g} --windows {a.windows} --window {a.window} --step {a.step}")
     text = report(result, command)

@@ -54,6 +54,11 @@ class Advice:
         """The pick is the table as it is: nothing to apply."""
         return is_current(self.result.best.layout)
 
+    @property
+    def best_new(self) -> Layout | None:
+        """The best layout other than the table as it is (what a re-layout moves toward), if any."""
+        return next((c.layout for c in self.result.ranked if not is_current(c.layout)), None)
+
     def allowing_regressions(self) -> "Advice":
         """This advice as ``--allow-regressions`` gives it (the search judged every variant already)."""
         params = replace(self.params, allow_regressions=True)

@@ -13,6 +13,10 @@ window (``best(i)``):
   gain less c × the table's rows beats the partitions' plan;
 * ``partitions``: ``partial`` without the root, each partition alone (kept for comparison).
 
+A ``partial`` strategy may be *validated*: its action must also pay where its target was not
+fitted (``planner.held_out``: two-fold cross-validation over the window), as ``planner relayout``
+requires by default.
+
 A strategy acts after every ``every``-th step (``Strategy``). Partial re-layout can afford to look
 often: its rule rewrites nothing unless the window pays c × the rows, so a check costs no I/O, and
 it follows a drift a few queries after it starts instead of a window later. Full re-advise cannot:
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from planner.costmodel.cost import CostModel
+from planner.held_out import Judged, validated
 from planner.layout import Layout
 from planner.relayout_plan import DEFAULT_WRITE_COST, model_for, plan_relayout
 
@@ -39,6 +44,7 @@ STRATEGIES = ("static", "full", "partial")
 class Strategy:
     kind: str  # one of KINDS
     every: int = 1  # acts after every ``every``-th step
+    validated: bool = False  # partial: an action must also pay out of sample (``planner.held_out``)
 
     def __post_init__(self):
         if self.kind not in KINDS or self.every < 1:
@@ -85,12 +91,14 @@ def _strategies(strategies: Sequence[str] | Mapping[str, Strategy]) -> dict[str,
 def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *,
            recent: Callable[[int], CostModel] | None = None, start: Layout | None = None, write_cost: float = DEFAULT_WRITE_COST,
            max_partitions: int | None = None, strategies: Sequence[str] | Mapping[str, Strategy] = STRATEGIES,
-           log: Callable[[str], None] | None = None) -> dict[str, Trace]:
+           log: Callable[[str], None] | None = None, judged: Callable[[int], Judged] | None = None
+           ) -> dict[str, Trace]:
     """``models[i]``: the cost model of step i's queries; ``recent(i)``: the model of the window a
     strategy decides on after step i (default ``models[i]``); ``best(i)``: the best layout for it
     (called at most once per step, e.g. ``advise(...).result.best.layout``); ``start``: the layout
     every strategy starts from (default ``best(0)``); ``strategies``: names of ``KINDS`` (acting
-    after every step) or name -> ``Strategy``. One trace per strategy."""
+    after every step) or name -> ``Strategy``; ``judged(i)``: the halves of that window, each with
+    the layout advised on the other, for validated strategies. One trace per strategy."""
     plan = _strategies(strategies)
     recent = recent or (lambda i: models[i])
     rows = models[0].stats.rows
@@ -112,6 +120,8 @@ def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *,
                 elif strategy.kind in ("partial", "partitions"):
                     p = plan_relayout(recent(i), current[s], target, write_cost, max_partitions=max_partitions,
                                       whole=strategy.kind == "partial")
+                    if strategy.validated:
+                        p = validated(p, judged(i))
                     current[s], written = p.layout, p.rows_rewritten
                     action = "table" if p.whole else f"{len(p.chosen)} partitions" if p.chosen else ""
             traces[s].rewritten.append(written)

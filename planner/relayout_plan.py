@@ -35,7 +35,7 @@ layout stay correct on the table in either state: an id a layout does not know i
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 from planner.cnf.values import Kind
@@ -98,6 +98,10 @@ class RelayoutPlan:
     new_ids: tuple[int, ...]  # ids of the pieces
     # set when the whole table is laid out as ``target`` (its cuts and order): the window's gain
     whole_gain: float | None = None
+    # set by ``planner.held_out.validated``: the action's net judged out of sample, and the plan it
+    # declined when that net was not positive (this plan then rewrites nothing)
+    held_out_net: float | None = None
+    declined: RelayoutPlan | None = field(default=None, repr=False)
 
     @property
     def whole(self) -> bool:
@@ -121,6 +125,10 @@ class RelayoutPlan:
     def to_json(self) -> dict:
         return {"chosen": list(self.chosen), "new_ids": list(self.new_ids), "write_cost": self.write_cost,
                 "whole": self.whole, "rows_rewritten": round(self.rows_rewritten), "gain": round(self.gain),
+                "held_out_net": None if self.held_out_net is None else round(self.held_out_net),
+                "declined": None if self.declined is None else {
+                    "whole": self.declined.whole, "partitions": len(self.declined.chosen),
+                    "rows_rewritten": round(self.declined.rows_rewritten), "gain": round(self.declined.gain)},
                 "partitions": [{"id": g.id, "rows": round(g.rows), "reads": g.reads, "pieces": g.pieces,
                                 "cost_now": round(g.cost_now), "cost_recut": round(g.cost_recut),
                                 "gain": round(g.gain), "recut": g.id in self.chosen} for g in self.gains]}

@@ -73,7 +73,10 @@ class Status:
                                  "rows_rewritten": round(self.relayout.rows_rewritten),
                                  "gain": round(self.relayout.gain),
                                  "break_even_queries": _num(self.break_even(self.relayout.gain,
-                                                                            self.relayout.rows_rewritten))},
+                                                                            self.relayout.rows_rewritten)),
+                                 "held_out_net": (None if self.relayout.held_out_net is None
+                                                  else round(self.relayout.held_out_net)),
+                                 "declined": self.relayout.to_json()["declined"]},
             "partitions": {"total": len(self.relayout.gains), "hot": self.hot, "cold": self.cold,
                            "miscut": self.miscut},
             "clustering_depth": [c.to_json() for c in self.clustering],
@@ -95,6 +98,9 @@ class Status:
                  f"{part['partitions']} partitions, {part['rows_rewritten']:,} rows "
                  f"({part['rows_rewritten'] / max(self.rows, 1):.0%} of the table), gain {_fmt(part['gain'])} per "
                  f"window; break-even after {_q(part['break_even_queries'])} queries",
+                 *([f"  {declined_text(self.relayout)}"] if self.relayout.declined is not None else
+                   [f"  net of c x rows on queries its target was not fitted to: "
+                    f"{_fmt(self.relayout.held_out_net)}"] if self.relayout.held_out_net is not None else []),
                  f"partitions: {len(self.relayout.gains)}; hot {len(self.hot)}, cold {len(self.cold)}, "
                  f"mis-cut {len(self.miscut)}"]
         for label, ids in (("hot", self.hot), ("mis-cut", self.miscut)):
@@ -111,6 +117,15 @@ class Status:
             for m in self.measured:
                 lines.append("  " + "  ".join(str(x) for x in m))
         return "\n".join(lines)
+
+
+def declined_text(plan: RelayoutPlan) -> str:
+    """Why a re-cut that pays on the window was not taken (``planner.held_out``)."""
+    d = plan.declined
+    what = "laying out the whole table as the best layout" if d.whole else f"re-cutting {len(d.chosen)} partitions"
+    return (f"{what} ({d.rows_rewritten:,.0f} rows) gains {_fmt(d.gain)} on the window, "
+            f"{_fmt(d.net)} more than c x rows, but fitted on half of the window and judged on the other half "
+            f"its net is {_fmt(plan.held_out_net)}: declined")
 
 
 def _num(x: float):

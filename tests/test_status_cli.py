@@ -40,10 +40,17 @@ def test_status_relayout_and_append_order(spark, fresh_db, tmp_path):
     assert st["current"]["rows_read"] > st["best"]["rows_read"]
     assert st["partitions"]["cold"] and st["partial_relayout"]["partitions"] >= 1
     assert st["partial_relayout"]["rows_rewritten"] < N * 0.35
+    # the window is one query 20 times: the re-cut pays as much where its target was not fitted
+    assert st["partial_relayout"]["held_out_net"] > 0 and st["partial_relayout"]["declined"] is None
     assert {c["column"] for c in st["clustering_depth"]} >= {"x", "y"}
     assert st["measured"] and all(m["rows"] <= N for m in st["measured"])
     text = CliRunner().invoke(cli, ["status", t, str(workload), "--state-dir", state, *small])
     assert text.exit_code == 0 and "break-even" in text.output and "clustering depth" in text.output
+    assert "not fitted to" in text.output
+    alone = CliRunner().invoke(cli, ["status", t, str(workload), "--state-dir", state, "--format", "json",
+                                     "--no-validate", "--no-clustering", *small])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.output)["partial_relayout"]["held_out_net"] is None
 
     sql = CliRunner().invoke(cli, ["relayout", t, str(workload), "--state-dir", state, "--print-sql", *small])
     assert sql.exit_code == 0 and "INSERT OVERWRITE TABLE" in sql.output and "WHERE" in sql.output

@@ -25,6 +25,7 @@ from planner.cli.engine import start_spark, verbose, workload_text
 from planner.cli.options import (break_lease_option, eventlog_options, format_option, metastore_options,
                                  workload_options)
 from planner.errors import InputError
+from planner.status import declined_text
 from planner.workload import Schema, parse_workload
 
 
@@ -34,6 +35,11 @@ def window_options(fn):
                       help="Upper bound on partitions, also after a partial re-layout.")(fn)
     fn = click.option("--min-partition-mb", type=float, default=4.0, show_default=True,
                       help="Smallest partition the best layout may have (as for advise).")(fn)
+    fn = click.option("--validate/--no-validate", default=True, show_default=True,
+                      help="Re-cut only when the re-cut also pays on queries its target was not fitted to: "
+                           "a layout advised on every other query of the window, judged on the rest, both ways "
+                           "(two more advise runs). Without it the window decides alone, and a noisy window "
+                           "(ad-hoc queries) can trigger rewrites that do not pay.")(fn)
     fn = click.option("--write-cost", type=click.FloatRange(min=0, min_open=True), default=4.0, show_default=True,
                       help="c: how many rows read one rewritten row costs (Amoeba measured 4). A partition is "
                            "re-cut when the window gains more than c x its rows.")(fn)
@@ -52,7 +58,8 @@ class Window:
 
 
 def read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
-                metastore, state_dir, console: Console, fix_order: bool = False, params=None) -> Window:
+                metastore, state_dir, console: Console, fix_order: bool = False, params=None,
+                validate: bool = True) -> Window:
     from planner.advice import advise
     from planner.analysis import analyze_table
     from planner.costmodel.cost import CostModel, CostParams
@@ -83,11 +90,9 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
         stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
     advice = advise(wl, analysis, stats, params or CostParams(), log=None)
     model = CostModel(analysis, stats, advice.params)
-    from planner.costmodel.current import is_current
-
     # the best new layout: the table-as-it-is contender is what a partial re-layout starts from,
     # and each re-cut must pay c x its rows on this window on its own
-    target = next((c.layout for c in advice.result.ranked if not is_current(c.layout)), current)
+    target = advice.best_new or current
     if model.evaluate(target).total >= model.evaluate(current).total:
         target = current  # the table as it is stays the best contender: nothing to re-cut toward
     force = None
@@ -98,7 +103,31 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
         target = current  # re-cut by its own region: rewritten in order, nothing else moves
     plan = plan_relayout(model, current, target, write_cost, force=force, only=() if fix_order else None,
                          max_partitions=advice.params.max_partitions)
+    if validate and plan.chosen and not fix_order:
+        plan = _validated(plan, wl, table, columns, analysis.settings, stats, advice.params, console)
     return Window(spark, table, current, advice, model, plan, columns)
+
+
+def _validated(plan, wl, table, columns, settings, stats, params, console: Console):
+    """``plan`` if its action also pays on queries its target was not fitted to (``planner.held_out``)."""
+    from planner.advice import advise
+    from planner.analysis import analyze_table
+    from planner.costmodel.cost import CostModel
+    from planner.held_out import MIN_QUERIES, judged_halves, validated
+
+    if len(wl.queries) < MIN_QUERIES:
+        console.say(f"{len(wl.queries)} queries: too few to check the re-cut on queries its target was not "
+                    "fitted to; deciding on the window alone")
+        return plan
+    console.say("checking the re-cut on queries its target was not fitted to (advise on each half of the window)")
+
+    def model_of(half):
+        return CostModel(analyze_table(half, table, columns, settings=settings), stats, params)
+
+    def fitted_on(half, model):
+        return advise(half, model.analysis, stats, params).best_new or plan.current
+
+    return validated(plan, judged_halves(wl, model_of, fitted_on))
 
 
 def _params(max_partitions: int, min_partition_mb: float):
@@ -151,14 +180,15 @@ def _measure(spark, window: Window, console: Console) -> list[tuple]:
 @metastore_options
 @workload_options
 def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, min_partition_mb,
-               write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
+               validate, write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
     """Cost of TABLE's layout for WORKLOAD (a file, or --from-eventlog DIR) against the best layout;
     rows a switch rewrites and its break-even; hot, cold and mis-cut partitions; clustering depth."""
     from planner.status import status_of
 
     console = Console(fmt)
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
-                    metastore, state_dir, console, params=_params(max_partitions, min_partition_mb))
+                    metastore, state_dir, console, params=_params(max_partitions, min_partition_mb),
+                    validate=validate)
     depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
     measured = _measure(w.spark, w, console) if measure else ()
     st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured)
@@ -179,7 +209,7 @@ def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, m
 @click.option("--dialect", type=click.Choice(["hive", "spark"]), default="hive", show_default=True)
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions, min_partition_mb,
-                 write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect, on_error):
+                 validate, write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect, on_error):
     """Re-cut only TABLE's partitions whose gain for WORKLOAD exceeds --write-cost x their rows:
     write the new pieces, verify them, swap them in atomically, keep the old partitions."""
     console = Console(fmt)
@@ -188,7 +218,7 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
                                "the table's columns); give WORKLOAD")
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                     metastore, state_dir, console, fix_order=fix_order,
-                    params=_params(max_partitions, min_partition_mb))
+                    params=_params(max_partitions, min_partition_mb), validate=validate)
     plan = w.plan
     if print_sql:
         from planner.emit.apply_sql import statements_text
@@ -207,6 +237,8 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
     if not plan.chosen:
         msg = (f"{w.table}: no partition gains more than {write_cost:g} x its rows for this workload; "
                "nothing to re-cut")
+        if plan.declined is not None:
+            msg = f"{w.table}: {declined_text(plan)}; nothing re-cut (--no-validate decides on the window alone)"
         click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "report": None}) if fmt == "json" else msg)
         return
     from hive_integration.relayout import relayout
