@@ -41,7 +41,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name
-from planner.emit.ddl import TableMetadata, create_table_sql, layout_from_properties, table_expr
+from planner.emit.ddl import TableMetadata, create_table_sql, layout_from_properties, replaced_text, table_expr
 from planner.emit.write_plan import write_plan
 from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.layout import Layout, clashing_ids
@@ -238,11 +238,12 @@ class Catalog:
 
     def source_table(self, name: str) -> SourceTable:
         from hive_integration.columns import (comment_from_describe_formatted, comments_from_describe,
-                                              file_format_of, storage_from_describe_formatted)
+                                              file_format_of, partition_columns_from_describe_formatted,
+                                              storage_from_describe_formatted)
 
         rows = self._formatted(name)
         metadata = TableMetadata.of(comment_from_describe_formatted(rows), comments_from_describe(rows),
-                                    self.properties(name))
+                                    self.properties(name), partition_columns_from_describe_formatted(rows))
         return SourceTable(file_format_of(rows), *storage_from_describe_formatted(rows), metadata)
 
     def properties(self, name: str) -> dict[str, str]:
@@ -438,8 +439,13 @@ def _same_layout(props: Mapping[str, str], layout: Layout) -> bool:
 def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                  progress: Callable[[str], None] | None = None, fail_at: str | None = None,
                  crash_at: str | None = None, lease_ttl: float = DEFAULT_LEASE_TTL, break_lease: bool = False,
-                 expected_columns: Mapping[str, str] | None = None, file_format: str | None = None) -> ApplyReport:
+                 expected_columns: Mapping[str, str] | None = None, file_format: str | None = None,
+                 replace_partitioning: bool = False) -> ApplyReport:
     """Rewrite ``layout.table`` into ``layout``, verified, swapped in; resumable after any failure.
+
+    A table partitioned by columns of its own (a ``ds`` date, say) is refused unless
+    ``replace_partitioning``: the laid-out table is partitioned by the layout's column instead, so
+    writers that name those partitions would stop working (``replaced_text``).
 
     ``file_format``: ``PARQUET`` or ``ORC``; by default the table's own when it is one of them, else
     Parquet (a text or Avro file has no statistics a scan could skip by)."""
@@ -472,6 +478,10 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
     columns = source_columns(cat, layout, expected_columns)
     _check_ids(cat, layout)
     source = cat.source_table(src)
+    replaced = source.metadata.replaced_partitioning(layout)
+    if replaced and not replace_partitioning:
+        raise ApplyError(f"{names.qualified(src)} is partitioned by ({', '.join(replaced)}): {replaced_text(layout, replaced)}. "
+                         "Nothing was changed; apply with --replace-partitioning to accept this")
     chosen = None
     if file_format is None:
         own = source.file_format
@@ -482,6 +492,8 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
     say(f"lease on {names.qualified(src)} taken ({owner})")
     if chosen:
         say(chosen)
+    if replaced:
+        say(f"{names.qualified(src)} was partitioned by ({', '.join(replaced)}): {replaced_text(layout, replaced)}")
     step = "create"
     try:
         reused = False

@@ -44,6 +44,26 @@ def comments_from_describe(rows: Iterable[tuple]) -> dict[str, str]:
     return out
 
 
+def partition_columns_from_describe_formatted(rows: Iterable[tuple]) -> tuple[str, ...]:
+    """The table's partition columns (lower case, in order) from ``DESCRIBE FORMATTED`` rows: the
+    names under ``# Partition Information`` (Spark and Hive), after its ``# col_name`` header, up to
+    the next blank or ``#`` row."""
+    out: list[str] = []
+    inside = False
+    for row in rows:
+        name = str(row[0] or "").strip() if row else ""
+        if name.startswith("# Partition Information"):
+            inside = True
+            continue
+        if inside:
+            if name.startswith("# col_name"):
+                continue
+            if not name or name.startswith("#"):
+                break
+            out.append(name.lower())
+    return tuple(out)
+
+
 def comment_from_describe_formatted(rows: Iterable[tuple]) -> str | None:
     """The table's comment in ``DESCRIBE FORMATTED`` rows: Spark's ``Comment`` row, or Hive's
     ``comment`` among the table parameters (a row ``('', 'comment', text)``)."""

@@ -300,3 +300,42 @@ def test_an_external_tables_storage_and_the_folder_beside_it():
     with _pytest.raises(ApplyError, match="no parent folder"):
         sibling_location("s3a://lake")
 
+
+
+def test_partition_columns_are_read_from_describe_formatted():
+    from hive_integration.columns import partition_columns_from_describe_formatted as parse
+
+    spark_rows = [("k", "int", None), ("ds", "string", None), ("hr", "int", None),
+                  ("# Partition Information", "", ""), ("# col_name", "data_type", "comment"),
+                  ("ds", "string", None), ("hr", "int", None), ("", "", ""),
+                  ("# Detailed Table Information", "", "")]
+    hive_rows = [("# col_name            ", "data_type           ", "comment             "), ("k", "int", ""),
+                 ("", None, None), ("# Partition Information", None, None),
+                 ("# col_name            ", "data_type           ", "comment             "),
+                 ("DS                  ", "string              ", ""), ("", None, None),
+                 ("# Detailed Table Information", None, None), ("Database:           ", "db", None)]
+    assert parse(spark_rows) == ("ds", "hr")
+    assert parse(hive_rows) == ("ds",)
+    assert parse([("k", "int", None), ("# Detailed Table Information", "", "")]) == ()
+
+
+def test_a_table_partitioned_by_its_own_columns_is_applied_only_when_asked(spark, fresh_db):
+    t = f"{fresh_db}.daily"
+    spark.sql(f"CREATE TABLE {t} (k INT, name STRING) PARTITIONED BY (ds STRING) STORED AS PARQUET")
+    spark.sql(f"INSERT INTO {t} PARTITION (ds) VALUES (1, 'a', '2026-11-25'), (150, 'b', '2026-11-25'), "
+              "(250, NULL, '2026-11-26'), (NULL, 'd', '2026-11-26')")
+    before = sorted(spark.sql(f"SELECT k, name, ds FROM {t}").collect(), key=str)
+    with pytest.raises(ApplyError, match=r"partitioned by \(ds\).*--replace-partitioning") as refused:
+        apply_layout(SparkRunner(spark), int_layout(t))
+    assert "PARTITION (ds=" in str(refused.value) and "planner_pid" in str(refused.value)
+    # nothing changed: same partitions, no new table, no lease
+    assert sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {t}").collect()) == ["ds=2026-11-25", "ds=2026-11-26"]
+    assert tables(spark, fresh_db) == {"daily"} and OWNER not in props(spark, t)
+    seen = []
+    apply_layout(SparkRunner(spark), int_layout(t), replace_partitioning=True, drop_old=True, progress=seen.append)
+    assert any("was partitioned by (ds)" in m for m in seen)
+    assert sorted(spark.sql(f"SELECT k, name, ds FROM {t}").collect(), key=str) == before
+    assert spark.sql(f"SELECT count(*) FROM {t} WHERE ds = '2026-11-26'").collect()[0][0] == 2
+    # laid out by the planner now: a re-apply replaces nothing of the user's
+    apply_layout(SparkRunner(spark), int_layout(t), drop_old=True)
+    assert sorted(spark.sql(f"SELECT k, name, ds FROM {t}").collect(), key=str) == before

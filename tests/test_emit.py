@@ -562,6 +562,24 @@ def test_the_new_table_keeps_its_comments_and_its_users_properties():
         assert comments == {column: "it's a key"}
 
 
+def test_the_advice_says_when_it_replaces_the_tables_own_partitioning(tmp_path):
+    from planner.emit.ddl import TableMetadata
+
+    layout = small_layout()
+    meta = TableMetadata.of(None, {}, {}, partitioned_by=("DS", layout.partition_column))
+    assert meta.replaced_partitioning(layout) == ("ds",)  # the planner's own column replaces nothing
+    assert TableMetadata.of(None, {}, {}, partitioned_by=(layout.partition_column,)).replaced_partitioning(layout) == ()
+    out = write_advice_folder(tmp_path / "advice", layout, COLUMNS, metadata=meta,
+                              when=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+    ddl = (out / "ddl.sql").read_text()
+    assert f"partitioned by (ds) today: the laid-out table is partitioned by {layout.partition_column}" in ddl
+    assert all(s is not None for s in sqlglot.parse(ddl, read="hive"))
+    report = (out / "report.md").read_text()
+    assert "**Before you apply:**" in report and "--replace-partitioning" in report
+    plain = write_advice_folder(tmp_path / "plain", layout, COLUMNS, when=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+    assert "Before you apply" not in (plain / "report.md").read_text()
+
+
 def test_advice_folder(tmp_path):
     out = write_advice_folder(tmp_path / "advice", small_layout(), COLUMNS,
                               when=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))

@@ -169,6 +169,12 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
     # the laid-out table keeps the table's format (ORC stays ORC), comments, properties, and an
     # external table's place: a new folder beside its own
     source = describe_source(SparkRunner(spark), table)
+    replaced = source.metadata.replaced_partitioning(layout)
+    if replaced:
+        from planner.emit.ddl import replaced_text
+
+        console.say(f"note: {table} is partitioned by ({', '.join(replaced)}): {replaced_text(layout, replaced)}; "
+                    "apply needs --replace-partitioning")
     write_advice_folder(folder, layout, columns, advice, file_format=source.file_format or "PARQUET",
                         metadata=source.metadata, external_location=source.copy_location())
     return TableOutcome(table, scans, gain=gain, folder=folder, advice=advice)

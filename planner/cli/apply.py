@@ -68,9 +68,13 @@ def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | 
 @click.option("--file-format", type=click.Choice(["PARQUET", "ORC"], case_sensitive=False), default=None,
               help="How the laid-out table stores its files. Default: the table's own format when it is "
                    "Parquet or ORC, else Parquet.")
+@click.option("--replace-partitioning", is_flag=True, help="Lay out a table partitioned by columns of its own "
+              "(e.g. a ds date): the new table is partitioned by the layout's column and keeps them as ordinary "
+              "columns, so jobs that write or drop those partitions by name must change. Refused without it.")
 @format_option
 @metastore_options
-def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, fmt, metastore, state_dir):
+def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, replace_partitioning, fmt, metastore,
+              state_dir):
     """Create <t>__planner_new from ADVICE_DIR, fill and verify it, and swap it in for <t>."""
     from hive_integration.apply import apply_layout
 
@@ -83,7 +87,8 @@ def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, fmt, 
         with console.spark_work(spark, f"applying {layout.describe()} to {layout.table}"):
             report = apply_layout(runner, layout, drop_old=drop_old, progress=console.say, break_lease=break_lease,
                                   expected_columns=expected,
-                                  file_format=file_format.upper() if file_format else None)
+                                  file_format=file_format.upper() if file_format else None,
+                                  replace_partitioning=replace_partitioning)
     finally:
         if hiveserver2:
             runner.close()

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from planner.cnf.values import Kind, render
 from planner.emit.apply_sql import apply_statements, backup_name, statements_text
-from planner.emit.ddl import TableMetadata, create_table_sql, table_expr
+from planner.emit.ddl import TableMetadata, create_table_sql, replaced_text, table_expr
 from planner.layout import CATCH_ALL, Layout
 
 DIALECT = "hive"
@@ -191,6 +191,10 @@ def ddl_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[Partiti
         body += "".join(f"-- not carried to the new table: {_safe(item)} (its text holds a dollar sign and an opening brace, "
                         "which Hive and Spark replace by a variable's value); set it on the new table by hand\n"
                         for item in metadata.left_out)
+    replaced = metadata.replaced_partitioning(layout) if metadata is not None else ()
+    if replaced:
+        body += _comment([f"{layout.table} is partitioned by ({', '.join(replaced)}) today: "
+                          f"{replaced_text(layout, replaced)}.", ""])
     if external_location:
         body += (f"-- {_safe(layout.table)} is an external table: the laid-out copy is external too, in a new "
                  f"folder beside its own ({_safe(external_location)}); the old folder's files are never deleted\n")
@@ -249,7 +253,7 @@ def _md(v) -> str:
 
 
 def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str = "",
-                notes: Sequence[PartitionNote] | None = None) -> str:
+                notes: Sequence[PartitionNote] | None = None, replaced: Sequence[str] = ()) -> str:
     meta = dict(layout.meta)
     notes = list(notes) if notes is not None else partition_notes(layout, advice)
     queries = len(advice.workload.queries) if advice is not None else None
@@ -270,8 +274,12 @@ def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str
             lines.append(f"- {key.replace('_', ' ')}: `{_md(meta[key])}`")
     if advice is not None:
         lines += _ranking(advice)
-    lines += ["", "## How to apply", "",
-              "With the planner: `planner apply <this folder>` (writes, verifies row count and checksum, then "
+    lines += ["", "## How to apply", ""]
+    if replaced:
+        lines += [f"**Before you apply:** `{layout.table}` is partitioned by ({', '.join(replaced)}) today: "
+                  f"{_md(replaced_text(layout, replaced))}. `planner apply` refuses it without "
+                  "`--replace-partitioning`.", ""]
+    lines += ["With the planner: `planner apply <this folder>` (writes, verifies row count and checksum, then "
               "swaps; re-running resumes). By hand, as a DBA:", "",
               "1. Review `ddl.sql` and `apply.sql` (HiveQL; they run on Hive and on the Spark Thrift Server).",
               f"2. `beeline -u jdbc:hive2://HOST:PORT/default -f ddl.sql`: creates `{new_table}` with the layout in "
@@ -326,5 +334,7 @@ def write_advice_folder(out: Path, layout: Layout, columns: Mapping[str, str], a
     (out / "apply.sql").write_text(apply_text(layout, columns, notes, bak), encoding="utf-8")
     (out / "layout.json").write_text(layout.dumps() + "\n", encoding="utf-8")
     (out / "report.md").write_text(report_text(layout, advice, new_table=new_table_name(layout.table).sql(DIALECT),
-                                               backup=bak.sql(dialect=DIALECT), notes=notes), encoding="utf-8")
+                                               backup=bak.sql(dialect=DIALECT), notes=notes,
+                                               replaced=metadata.replaced_partitioning(layout) if metadata else ()),
+                                   encoding="utf-8")
     return out

@@ -26,7 +26,7 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from sqlglot import exp
 
@@ -133,10 +133,18 @@ class TableMetadata:
     # what cannot be written as it is: text holding ``${``, which Spark and Hive replace by a
     # variable's value inside quoted strings too (kept on the old table, not on the new one)
     left_out: tuple[str, ...] = ()
+    # the table's own partition columns: the new table is partitioned by the layout's column
+    # instead and keeps these as ordinary columns (``replaced_partitioning``)
+    partitioned_by: tuple[str, ...] = ()
+
+    def replaced_partitioning(self, layout: Layout) -> tuple[str, ...]:
+        """Partition columns of the table that ``layout``'s partition column replaces (none when the
+        table is laid out by this planner already)."""
+        return tuple(c for c in self.partitioned_by if c.lower() != layout.partition_column.lower())
 
     @classmethod
     def of(cls, comment: str | None, column_comments: Mapping[str, str],
-           properties: Mapping[str, str]) -> "TableMetadata":
+           properties: Mapping[str, str], partitioned_by: Sequence[str] = ()) -> "TableMetadata":
         kept = {k: v for k, v in properties.items()
                 if k.lower() not in _SYSTEM_PROPERTIES and not k.lower().startswith(_SYSTEM_PREFIXES)}
         left_out = ["the table comment"] if comment and "${" in comment else []
@@ -145,7 +153,16 @@ class TableMetadata:
         return cls(comment if comment and "${" not in comment else None,
                    tuple(sorted((c.lower(), t) for c, t in column_comments.items() if t and "${" not in t)),
                    tuple(sorted((k, v) for k, v in kept.items() if "${" not in k and "${" not in v)),
-                   tuple(left_out))
+                   tuple(left_out), tuple(c.lower() for c in partitioned_by))
+
+
+def replaced_text(layout: Layout, replaced: Sequence[str]) -> str:
+    """What laying out a table partitioned by ``replaced`` changes for the jobs that write it."""
+    cols = ", ".join(replaced)
+    return (f"the laid-out table is partitioned by {layout.partition_column} instead and keeps {cols} as "
+            f"{'an ordinary column' if len(replaced) == 1 else 'ordinary columns'}; statements that name its "
+            f"partitions (INSERT ... PARTITION ({replaced[0]}=...), ALTER TABLE ... DROP PARTITION, SHOW PARTITIONS) "
+            "stop working on it (load new rows with `planner append`)")
 
 
 def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
