@@ -25,7 +25,6 @@ from planner.cli.engine import start_spark, verbose, workload_text
 from planner.cli.options import (break_lease_option, eventlog_options, format_option, metastore_options,
                                  workload_options)
 from planner.errors import InputError
-from planner.status import declined_text
 from planner.workload import Schema, parse_workload
 
 
@@ -238,6 +237,8 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
         msg = (f"{w.table}: no partition gains more than {write_cost:g} x its rows for this workload; "
                "nothing to re-cut")
         if plan.declined is not None:
+            from planner.status import declined_text
+
             msg = f"{w.table}: {declined_text(plan)}; nothing re-cut (--no-validate decides on the window alone)"
         click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "report": None}) if fmt == "json" else msg)
         return
