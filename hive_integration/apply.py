@@ -41,7 +41,8 @@ import sqlglot
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name
-from planner.emit.ddl import TableMetadata, create_table_sql, layout_from_properties, replaced_text, table_expr
+from planner.emit.ddl import (TableMetadata, create_table_sql, layout_from_properties, left_out_text,
+                              replaced_text, table_expr)
 from planner.emit.write_plan import write_plan
 from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.layout import Layout, clashing_ids
@@ -522,8 +523,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         if not reused:
             step = "create"
             for item in source.metadata.left_out:  # the rest of its comments and properties stay
-                say(f"not carried to the new table: {item} (it holds '${{', which Spark and Hive would replace "
-                    "in the statement); set it on the new table by hand")
+                say(left_out_text(item))
             place = source.copy_location()
             if place:
                 say(f"{names.qualified(src)} is an external table at {source.location}: the laid-out copy is "

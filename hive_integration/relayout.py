@@ -34,8 +34,8 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
-from hive_integration.apply import (Catalog, SimulatedCrash, SparkRunner, TableNames, acquire_lease, release_lease,
-                                    source_columns, write_settings_restored)
+from hive_integration.apply import (Catalog, SimulatedCrash, SourceTable, SparkRunner, TableNames, acquire_lease,
+                                    release_lease, source_columns, write_settings_restored)
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_properties, layout_from_properties
 from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_partitions, recut_insert, staging_create
@@ -218,7 +218,8 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
         say("nothing to re-cut")
         return report
     columns = source_columns(cat, plan.current)
-    file_format = _file_format(cat, src)
+    source = cat.source_table(src)  # its format, and where an external table's backup goes
+    file_format = _file_format(source, names.qualified(src))
     owner = acquire_lease(cat, src, break_lease=break_lease, purpose="relayout")
     say(f"lease on {names.qualified(src)} taken ({owner})")
     parts = _Partitions(spark, db, src, plan.layout.partition_column)
@@ -271,7 +272,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
         raise ApplyError(f"re-laying out {names.qualified(src)} stopped: {e}. {names.qualified(src)} holds its "
                          "old partitions or its new ones, never both; a re-run resumes") from e
     fault("after_swap")
-    report = _finish(spark, cat, plan, report, say, db, drop_old, now, resumed=False)
+    report = _finish(spark, cat, plan, report, say, db, drop_old, now, resumed=False, source=source)
     release_lease(cat, src, owner)
     report.seconds = time.monotonic() - started
     return report
@@ -281,15 +282,14 @@ def parts_of(spark, db: str, name: str, plan: RelayoutPlan) -> dict[int, str]:
     return _Partitions(spark, db, name, plan.layout.partition_column).locations()
 
 
-def _file_format(cat: Catalog, table: str) -> str:
+def _file_format(source: SourceTable, table: str) -> str:
     """The staged pieces are written as ``table`` stores its files: they become its partitions,
     which the metastore reads with the table's format (Parquet files in an ORC table's partition
     cannot be read)."""
-    fmt = cat.source_table(table).file_format
-    if fmt is None:
-        raise ApplyError(f"{cat.names.qualified(table)} is not stored as Parquet or ORC; a re-layout writes "
-                         "only those (run `planner apply` to lay it out anew)")
-    return fmt
+    if source.file_format is None:
+        raise ApplyError(f"{table} is not stored as Parquet or ORC; a re-layout writes only those (run "
+                         "`planner apply` to lay it out anew)")
+    return source.file_format
 
 
 def _in_chosen(plan: RelayoutPlan) -> exp.Expression:
@@ -355,8 +355,9 @@ def _decode(text: str) -> dict[int, str]:
 
 
 def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say, db: str, drop_old: bool,
-            now: dt.datetime | None, resumed: bool) -> RelayoutReport:
-    """After the swap: drop the emptied partitions, move their old folders to the backup table."""
+            now: dt.datetime | None, resumed: bool, source: SourceTable | None = None) -> RelayoutReport:
+    """After the swap: drop the emptied partitions, move their old folders to the backup table.
+    ``source``: the table as described before the re-cut (described here when resuming)."""
     names = cat.names
     src, staging = names.source, names.source + STAGING_SUFFIX
     files = _Files(spark)
@@ -378,7 +379,7 @@ def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say
             columns = {c: t for c, t in cat.columns(src).items() if c != plan.layout.partition_column.lower()}
             # the old partitions' files move into it: the table's own format, and, for an external
             # table, an external folder beside it (a rename stays on the table's file system)
-            source = cat.source_table(src)
+            source = source or cat.source_table(src)
             cat.run(create_table(plan.current, columns, cat.sql(backup), file_format=source.file_format,
                                  dialect=cat.runner.dialect, external_location=source.copy_location()))
         bparts = _Partitions(spark, db, backup, plan.layout.partition_column)

@@ -122,13 +122,18 @@ class RelayoutPlan:
         """The window's gain less c × the rows rewritten (what the rule requires to be > 0)."""
         return self.gain - self.write_cost * self.rows_rewritten
 
+    def validation_json(self) -> dict:
+        """The held-out check's verdict (``planner.held_out``): its net, and the plan it declined."""
+        d = self.declined
+        return {"held_out_net": None if self.held_out_net is None else round(self.held_out_net),
+                "declined": None if d is None else {"whole": d.whole, "partitions": len(d.chosen),
+                                                    "rows_rewritten": round(d.rows_rewritten),
+                                                    "gain": round(d.gain)}}
+
     def to_json(self) -> dict:
         return {"chosen": list(self.chosen), "new_ids": list(self.new_ids), "write_cost": self.write_cost,
                 "whole": self.whole, "rows_rewritten": round(self.rows_rewritten), "gain": round(self.gain),
-                "held_out_net": None if self.held_out_net is None else round(self.held_out_net),
-                "declined": None if self.declined is None else {
-                    "whole": self.declined.whole, "partitions": len(self.declined.chosen),
-                    "rows_rewritten": round(self.declined.rows_rewritten), "gain": round(self.declined.gain)},
+                **self.validation_json(),
                 "partitions": [{"id": g.id, "rows": round(g.rows), "reads": g.reads, "pieces": g.pieces,
                                 "cost_now": round(g.cost_now), "cost_recut": round(g.cost_recut),
                                 "gain": round(g.gain), "recut": g.id in self.chosen} for g in self.gains]}

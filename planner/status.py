@@ -74,9 +74,7 @@ class Status:
                                  "gain": round(self.relayout.gain),
                                  "break_even_queries": _num(self.break_even(self.relayout.gain,
                                                                             self.relayout.rows_rewritten)),
-                                 "held_out_net": (None if self.relayout.held_out_net is None
-                                                  else round(self.relayout.held_out_net)),
-                                 "declined": self.relayout.to_json()["declined"]},
+                                 **self.relayout.validation_json()},
             "partitions": {"total": len(self.relayout.gains), "hot": self.hot, "cold": self.cold,
                            "miscut": self.miscut},
             "clustering_depth": [c.to_json() for c in self.clustering],

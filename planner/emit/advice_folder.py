@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from planner.cnf.values import Kind, render
 from planner.emit.apply_sql import apply_statements, backup_name, statements_text
-from planner.emit.ddl import TableMetadata, create_table_sql, replaced_text, table_expr
+from planner.emit.ddl import TableMetadata, create_table_sql, left_out_text, replaced_text, table_expr
 from planner.layout import CATCH_ALL, Layout
 
 DIALECT = "hive"
@@ -188,9 +188,7 @@ def ddl_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[Partiti
     head += [f"partitions ({len(notes)}, the catch-all {CATCH_ALL} included):"]
     body = _comment(head) + "".join(f"--   {line}\n" for line in _partition_lines(notes, queries))
     if metadata is not None:
-        body += "".join(f"-- not carried to the new table: {_safe(item)} (its text holds a dollar sign and an opening brace, "
-                        "which Hive and Spark replace by a variable's value); set it on the new table by hand\n"
-                        for item in metadata.left_out)
+        body += _comment([left_out_text(item) for item in metadata.left_out])
     replaced = metadata.replaced_partitioning(layout) if metadata is not None else ()
     if replaced:
         body += _comment([f"{layout.table} is partitioned by ({', '.join(replaced)}) today: "

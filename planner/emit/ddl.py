@@ -156,6 +156,12 @@ class TableMetadata:
                    tuple(left_out), tuple(c.lower() for c in partitioned_by))
 
 
+def left_out_text(item: str) -> str:
+    """Why an item of ``TableMetadata.left_out`` is not on the new table, and what to do."""
+    return (f"not carried to the new table: {item} (its text holds a dollar sign and an opening brace, which Hive "
+            "and Spark replace by a variable's value); set it on the new table by hand")
+
+
 def replaced_text(layout: Layout, replaced: Sequence[str]) -> str:
     """What laying out a table partitioned by ``replaced`` changes for the jobs that write it."""
     cols = ", ".join(replaced)
