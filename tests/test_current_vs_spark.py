@@ -60,6 +60,25 @@ def test_the_current_table_estimate_is_what_spark_reads(spark, lineitem_table, c
     assert measured[0] < stats.rows / 10  # the load order skips most row groups for a key range
 
 
+def test_the_sample_carries_positions_only_where_footers_cannot_be_read(spark, lineitem_table, current_stats,
+                                                                     monkeypatch):
+    """Footers read: the current table is priced from them, and the sample job spends nothing on
+    its rows' positions. No footer readable: the positions come with the sample and rebuild the
+    row groups."""
+    from hive_integration import statistics_pass
+    from planner.costmodel.statistics import POSITION_COLUMNS
+
+    stats, columns = current_stats
+    assert not set(POSITION_COLUMNS) & set(stats.sample.column_names)
+    monkeypatch.setattr(statistics_pass, "read_metadata", lambda uris: [None] * len(uris))
+    blind = gather_stats(spark, lineitem_table, sample_rows=20_000)
+    assert set(POSITION_COLUMNS) <= set(blind.sample.column_names)
+    assert blind.rows == stats.rows and all(f.row_groups is None for f in blind.data_files)
+    wl = parse_workload(QUERIES[2].format(t="lineitem"), schema=Schema({"lineitem": columns}), tables=["lineitem"])
+    model = CostModel(analyze_table(wl, "lineitem", columns), blind, PARAMS)
+    assert model.current().source == "sample positions"
+
+
 def _applied(spark, tpch_small, table: str, advice) -> None:
     """Load a fresh copy as ``table`` and lay it out as ``advice`` says (nothing if it keeps it)."""
     load_table(spark, tpch_small, table, row_group_bytes=64 * 1024)
