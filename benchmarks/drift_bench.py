@@ -25,7 +25,9 @@ import os
 import pickle
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -160,11 +162,30 @@ def steps_of(texts: list[tuple[str, str]], step: int) -> list[str]:
     return out
 
 
-def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_cost: float, seed: int,
-        log=print, advice_cache: dict | None = None) -> dict:
+@dataclass
+class Drift:
+    """The drifting workload on the model: its steps, each step's cost model, and the layouts
+    advised on the sliding window (``best``), its halves (``judged``) and the first window
+    (``start``); what ``run`` replays and ``benchmarks.drift_replay_check`` checks on Spark."""
+    stats: TableStats
+    columns: dict
+    params: CostParams
+    texts: list  # (phase, SQL text) per window
+    steps: list  # SQL text per step
+    per: int  # steps per window
+    step_models: list
+    recent: Callable
+    best: Callable
+    judged: Callable
+    start: object
+
+
+def drift(scale: float, count: int, size: int, step: int, sample_rows: int, seed: int, log=print,
+          advice_cache: dict | None = None, data_dir: Path | None = None) -> Drift:
     """``advice_cache``: layouts advised by an earlier run of the same code and arguments, kept
-    by the caller (``--reuse-advice``), so a change to a decision rule replays in a minute."""
-    data = generate_lineitem(scale, ROOT / ".planner" / "data")
+    by the caller (``--reuse-advice``), so a change to a decision rule replays in a minute.
+    ``data_dir``: where lineitem is generated (default ``.planner/data``)."""
+    data = generate_lineitem(scale, data_dir or ROOT / ".planner" / "data")
     t0 = time.perf_counter()
     stats = table_stats(data, sample_rows)
     columns = dict(stats.schema)
@@ -186,7 +207,7 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
     def recent(i: int) -> CostModel:  # the last window's worth of queries, ending with step i
         return window_model(max(0, i + 1 - per), i + 1)[1]
 
-    cache = advice_cache or {}
+    cache = {} if advice_cache is None else advice_cache  # an empty cache given is filled, not replaced
     advices: dict[tuple, object] = cache.setdefault((scale, count, size, step, sample_rows, seed), {})
 
     def advised(key: tuple, wl, model: CostModel, label: str):
@@ -213,16 +234,25 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
                                       f"queries {lo * step + 1}-{hi * step}, half from query "
                                       f"{lo * step + wl.queries[0].number}"))
 
-    start = best_of(0, per)  # the layout advised on the first window
+    step_models = [window_model(i, i + 1)[1] for i in range(len(steps))]
+    return Drift(stats, columns, params, texts, steps, per, step_models, recent, best, judged, best_of(0, per))
+
+
+def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_cost: float, seed: int,
+        log=print, advice_cache: dict | None = None) -> dict:
+    """Every strategy replayed on the drift, the hindsight bound and the quarter drift."""
+    t0 = time.perf_counter()
+    d = drift(scale, count, size, step, sample_rows, seed, log, advice_cache)
+    stats, columns, params, per, step_models, best, start = (d.stats, d.columns, d.params, d.per, d.step_models,
+                                                              d.best, d.start)  # start: advised on the first window
     strategies = {"static": Strategy("static"), "full": Strategy("full", per),
                   "partial": Strategy("partial", validated=True),
                   "partial, every window": Strategy("partial", per, validated=True),
                   "partial, in-sample": Strategy("partial"), "partitions": Strategy("partitions"),
                   "full, every step": Strategy("full")}
-    step_models = [window_model(i, i + 1)[1] for i in range(len(steps))]
-    traces = replay(step_models, best, recent=recent, start=start, write_cost=write_cost,
-                    max_partitions=params.max_partitions, strategies=strategies, log=log, judged=judged)
-    bound = hindsight(step_models, [best(i) for i in range(len(steps) - 1)], start)
+    traces = replay(step_models, best, recent=d.recent, start=start, write_cost=write_cost,
+                    max_partitions=params.max_partitions, strategies=strategies, log=log, judged=d.judged)
+    bound = hindsight(step_models, [best(i) for i in range(len(step_models) - 1)], start)
     quarter = quarter_drift(stats, columns, params, size, seed + 100, write_cost)
     log(f"quarter drift: {quarter}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -232,7 +262,7 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
 
     return {"scale": scale, "windows": count, "window_queries": size, "step_queries": step,
             "sample_rows": stats.sample.num_rows, "rows": stats.rows, "write_cost": write_cost, "seed": seed,
-            "load_avg": round(load, 2), "phases": [p for p, _ in texts], "seconds": round(time.perf_counter() - t0, 1),
+            "load_avg": round(load, 2), "phases": [p for p, _ in d.texts], "seconds": round(time.perf_counter() - t0, 1),
             "strategies": {s: {"kind": x.kind, "every": x.every} for s, x in strategies.items()},
             "hindsight": [round(sum(x)) for x in by_window(bound)],
             "traces": {s: {"reads": [round(sum(x)) for x in by_window(t.reads)],

@@ -78,7 +78,8 @@ class Trace:
         return out
 
 
-def _same(a: Layout, b: Layout) -> bool:
+def same_layout(a: Layout, b: Layout) -> bool:
+    """The same cuts and the same order (ids and metadata aside)."""
     return [p.region for p in a.partitions] == [p.region for p in b.partitions] and a.order == b.order
 
 
@@ -115,7 +116,7 @@ def replay(models: Sequence[CostModel], best: Callable[[int], Layout], *,
             written, action = 0.0, ""
             if i + 1 < len(models) and strategy.kind != "static" and strategy.due(i):
                 target = best(i)
-                if strategy.kind == "full" and not _same(current[s], target):
+                if strategy.kind == "full" and not same_layout(current[s], target):
                     current[s], written, action = target, float(rows), "table"
                 elif strategy.kind in ("partial", "partitions"):
                     p = plan_relayout(recent(i), current[s], target, write_cost, max_partitions=max_partitions,
