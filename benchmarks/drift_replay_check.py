@@ -6,8 +6,11 @@ takes the layouts the *partial* strategy held over the replay (the one advised o
 and each one an action left behind: a whole-table switch or re-cut partitions), applies each to a
 copy of lineitem on Spark, and runs every lineitem scan of the steps it held that layout for as a
 probe (``benchmarks.tpch_probe``: the scan's own predicate, a count and a checksum of the columns
-it reads), through the planner's rewrite. Per step it reports Spark's rows read (scan metrics)
-next to the model's, and it compares every probe's answer with the plain table's.
+it reads), through the planner's rewrite. The static strategy's layout (the first, held
+throughout) is measured on every step too, so partial against static is a ratio of Spark's
+figures (rows rewritten are the replay's: the rows of the partitions each action re-cut). Per step
+it reports Spark's rows read (scan metrics) next to the model's, and it compares every probe's
+answer with the plain table's.
 
 A layout is built fresh from the source rather than re-cut in place: the partitions and the order
 inside them are the same as a partial re-layout leaves (``planner.relayout_plan`` keeps one order),
@@ -34,6 +37,7 @@ from hive_integration.tpch_data import generate_lineitem, load_table
 from planner.cnf.values import kind_of_type
 from planner.drift import Strategy, replay, same_layout
 from planner.layout import with_generation
+from planner.relayout_plan import model_for
 from planner.workload import Schema, parse_workload
 
 DB = "drift_replay"
@@ -73,8 +77,23 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
     load_table(spark, data, plain)
     schema = Schema({TABLE: d.columns})
     kinds = {c: kind_of_type(t) for c, t in d.columns.items()}
-    steps, wrong, probes_run = [], 0, 0
-    for k, (layout, held) in enumerate(_tenures(trace.layouts)):
+    wrong, probes_run = 0, 0
+
+    def step_read(i: int, table: str) -> int:
+        """Spark's rows read by step ``i``'s probes on ``table``; each answer checked."""
+        nonlocal wrong, probes_run
+        wl = parse_workload(d.steps[i], f"step{i + 1}.sql", schema=schema, tables=[TABLE])
+        read = 0
+        for probe in probes_for(wl.queries, TABLE, d.columns, kinds):
+            got, rows = _measured(spark, probe.sql(table))
+            wrong += got != tuple(spark.sql(probe.sql(plain)).collect()[0])
+            probes_run += 1
+            read += rows
+        return read
+
+    steps: list[dict] = []
+    tenures = _tenures(trace.layouts)
+    for k, (layout, held) in enumerate(tenures):
         table = f"{DB}.{TABLE}_{k}"
         load_table(spark, data, table)
         t = time.perf_counter()
@@ -84,45 +103,59 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
         log(f"layout {k} ({layout.describe()}) applied in {time.perf_counter() - t:.0f} s; "
             f"held for steps {held[0] + 1}-{held[-1] + 1}")
         for i in held:
-            wl = parse_workload(d.steps[i], f"step{i + 1}.sql", schema=schema, tables=[TABLE])
-            read = 0
-            for probe in probes_for(wl.queries, TABLE, d.columns, kinds):
-                got, rows = _measured(spark, probe.sql(table))
-                want = tuple(spark.sql(probe.sql(plain)).collect()[0])
-                wrong += got != want
-                probes_run += 1
-                read += rows
+            read = step_read(i, table)
             steps.append({"step": i + 1, "layout": k, "spark": read, "model": round(trace.reads[i]),
-                          "action": trace.actions[i]})
+                          "action": trace.actions[i], "rewritten": round(trace.rewritten[i])})
             log(f"step {i + 1}: Spark {read:,} rows, model {trace.reads[i]:,.0f}; wrong answers so far {wrong}")
-        spark.sql(f"DROP TABLE IF EXISTS {table}")
+        if k:  # the first layout (the static one) stays for the static strategy's steps
+            spark.sql(f"DROP TABLE IF EXISTS {table}")
+    # the static strategy holds the first layout throughout: its steps partial did not share
+    static = {s["step"]: (s["spark"], s["model"]) for s in steps if s["layout"] == 0}
+    for i in range(len(d.steps)):
+        if i + 1 not in static:
+            static[i + 1] = (step_read(i, f"{DB}.{TABLE}_0"),
+                             round(model_for(d.step_models[i], d.start).evaluate(d.start).rows))
+            log(f"step {i + 1}, static: Spark {static[i + 1][0]:,} rows, model {static[i + 1][1]:,}")
+    for s_ in steps:
+        s_["static_spark"], s_["static_model"] = static[s_["step"]]
     spark.sql(f"DROP DATABASE {DB} CASCADE")
     if own:
         spark.stop()
     return {"scale": scale, "rows": d.stats.rows, "step_queries": step, "window_queries": size,
-            "layouts": [layout.describe() for layout, _ in _tenures(trace.layouts)], "steps": steps,
+            "layouts": [layout.describe() for layout, _ in tenures], "steps": steps,
             "probes": probes_run, "wrong": wrong, "load": round(os.getloadavg()[0], 2)}
 
 
 def report(r: dict, command: str) -> str:
-    spark, model = sum(s["spark"] for s in r["steps"]), sum(s["model"] for s in r["steps"])
+    def total(key: str) -> int:
+        return sum(s[key] for s in r["steps"])
+
+    spark, model, rewritten = total("spark"), total("model"), total("rewritten")
+    static_spark, static_model = total("static_spark"), total("static_model")
     worst = max(r["steps"], key=lambda s: abs(s["model"] / max(s["spark"], 1) - 1))
     lines = ["# Drift replay on Spark (issue 15): partial re-layout's layouts, read by the queries it held them for",
              "", f"Command: `{command}`. TPC-H lineitem SF {r['scale']:g} ({r['rows']:,} rows); every lineitem scan "
              f"of the replay's {len(r['steps'])} steps of {r['step_queries']} queries ran as a probe ({r['probes']} "
-             f"probes) through the planner's rewrite on the layout partial held at that step, built fresh from the "
-             f"source; rows read are Spark's scan metrics. Load average {r['load']}.", "",
+             f"probes) through the planner's rewrite, on the layout partial held at that step and on the static "
+             f"layout (the first one, held throughout), each built fresh from the source; rows read are Spark's "
+             f"scan metrics, rows rewritten the replay's (the rows of the partitions each action re-cut). "
+             f"Load average {r['load']}.", "",
              "| figure | Spark | model |", "|---|---:|---:|",
              f"| rows read over the replay, partial | {spark:,} | {model:,} ({model / max(spark, 1) - 1:+.1%}) |",
-             f"| largest step error | step {worst['step']}: {worst['spark']:,} | {worst['model']:,} "
+             f"| rows read over the replay, static | {static_spark:,} | {static_model:,} "
+             f"({static_model / max(static_spark, 1) - 1:+.1%}) |",
+             f"| partial / static, rows read + rewritten ({rewritten:,} rewritten) | "
+             f"{(spark + rewritten) / max(static_spark, 1):.3f} | {(model + rewritten) / max(static_model, 1):.3f} |",
+             f"| largest step error, partial | step {worst['step']}: {worst['spark']:,} | {worst['model']:,} "
              f"({worst['model'] / max(worst['spark'], 1) - 1:+.1%}) |",
              f"| wrong answers (every probe's count and checksum against the plain table) | {r['wrong']} | target 0 |",
              "", "| layout | held by partial |", "|---:|---|"]
     lines += [f"| {k} | `{text}` |" for k, text in enumerate(r["layouts"])]
-    lines += ["", "| step | layout | Spark rows | model rows | model ÷ Spark | partial's action after it |",
-              "|---:|---:|---:|---:|---:|---|"]
+    lines += ["", "| step | layout | Spark rows | model rows | model ÷ Spark | static: Spark rows | static: model rows "
+              "| partial's action after it |", "|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [f"| {s['step']} | {s['layout']} | {s['spark']:,} | {s['model']:,} | "
-              f"{s['model'] / max(s['spark'], 1):.3f} | {s['action']} |" for s in r["steps"]]
+              f"{s['model'] / max(s['spark'], 1):.3f} | {s['static_spark']:,} | {s['static_model']:,} | "
+              f"{s['action']} |" for s in r["steps"]]
     return "\n".join(lines) + "\n"
 
 

@@ -9,6 +9,7 @@ def test_the_layouts_partial_held_answer_every_probe_as_the_plain_table(spark, t
     r = run(0.01, 3, 8, 4, 20_000, 4.0, 11, {}, log=lambda *_: None, spark=spark, data_dir=tmp_path)
     assert len(r["steps"]) == 6 and r["probes"] >= 6 * 4
     assert r["wrong"] == 0
-    assert all(s["spark"] > 0 for s in r["steps"])
+    assert all(s["spark"] > 0 and s["static_spark"] > 0 for s in r["steps"])
     text = report(r, "cmd")
     assert "| wrong answers (every probe's count and checksum against the plain table) | 0 |" in text
+    assert "partial / static, rows read + rewritten" in text
