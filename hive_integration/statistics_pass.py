@@ -231,8 +231,9 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
                 sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
             if not positions and any(f.row_groups is None for f in data_files):
                 # a footer parsed but its row groups did not: the sample's positions must stand in
-                sample, rows = sample_timed(rows, by_size)
-                sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]), by_size)
+                # (files named by path: no size to miss if the table changed meanwhile)
+                sample, rows = sample_timed(rows, None)
+                sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
         except PySparkException as e:
             raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
     t = time.perf_counter()

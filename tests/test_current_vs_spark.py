@@ -66,6 +66,7 @@ def test_the_sample_carries_positions_only_where_footers_cannot_be_read(spark, l
     its rows' positions. No footer readable: the positions come with the sample and rebuild the
     row groups."""
     from hive_integration import statistics_pass
+    from hive_integration.footers import read_footers
     from planner.costmodel.statistics import POSITION_COLUMNS
 
     stats, columns = current_stats
@@ -77,6 +78,12 @@ def test_the_sample_carries_positions_only_where_footers_cannot_be_read(spark, l
     wl = parse_workload(QUERIES[2].format(t="lineitem"), schema=Schema({"lineitem": columns}), tables=["lineitem"])
     model = CostModel(analyze_table(wl, "lineitem", columns), blind, PARAMS)
     assert model.current().source == "sample positions"
+    # footers parsed but their row groups not: the sample is drawn again, with positions
+    monkeypatch.undo()
+    monkeypatch.setattr(statistics_pass, "read_footers", lambda uris, parts, metadata=None: tuple(
+        replace(f, row_groups=None) for f in read_footers(uris, parts, metadata)))
+    late = gather_stats(spark, lineitem_table, sample_rows=20_000)
+    assert set(POSITION_COLUMNS) <= set(late.sample.column_names) and late.rows == stats.rows
 
 
 def _applied(spark, tpch_small, table: str, advice) -> None:
