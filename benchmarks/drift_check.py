@@ -36,7 +36,8 @@ from planner.workload import Schema, parse_workload
 from planner.workload_gen.tpch import tpch_workload
 
 
-def _measure(spark, text: str) -> tuple[list, int]:
+def measured(spark, text: str) -> tuple[list, int]:
+    """(the query's rows, sorted; the rows its scans read) through the planner's rewrite."""
     with scans_kept(spark):
         df = planner_sql(spark, text, dialect="spark")
         rows = sorted(tuple(r) for r in df.collect())
@@ -82,7 +83,7 @@ def run(scale: float, n: int, seed: int = 111, stats_from: str = "parquet", log=
         nonlocal wrong
         read = 0
         for q, want in zip(queries, expected):
-            got, rows = _measure(spark, q)
+            got, rows = measured(spark, q)
             wrong += got != want
             read += rows if q in queries[:n] else 0
         log(f"{label}: drift window read {read:,} rows; wrong answers so far {wrong}")

@@ -28,10 +28,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.drift_bench import ROOT, TABLE, _load_cache, _save_cache, drift
+from benchmarks.drift_check import measured
 from benchmarks.tpch_probe import probes_for
 from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.layouts import sql as planner_sql
-from hive_integration.metrics import collect_scan_metrics, scans_kept
 from hive_integration.session import build_spark_session
 from hive_integration.tpch_data import generate_lineitem, load_table
 from planner.cnf.values import kind_of_type
@@ -52,12 +51,6 @@ def _tenures(layouts: list) -> list[tuple[object, list[int]]]:
         else:
             out.append((layout, [i]))
     return out
-
-
-def _measured(spark, text: str) -> tuple[tuple, int]:
-    with scans_kept(spark):
-        df = planner_sql(spark, text, dialect="spark")
-        return tuple(df.collect()[0]), sum(m.rows for m in collect_scan_metrics(df))
 
 
 def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_cost: float, seed: int,
@@ -85,8 +78,8 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
         wl = parse_workload(d.steps[i], f"step{i + 1}.sql", schema=schema, tables=[TABLE])
         read = 0
         for probe in probes_for(wl.queries, TABLE, d.columns, kinds):
-            got, rows = _measured(spark, probe.sql(table))
-            wrong += got != tuple(spark.sql(probe.sql(plain)).collect()[0])
+            got, rows = measured(spark, probe.sql(table))
+            wrong += got != sorted(tuple(r) for r in spark.sql(probe.sql(plain)).collect())
             probes_run += 1
             read += rows
         return read

@@ -150,9 +150,9 @@ def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int,
     """(a uniform sample of about ``sample_rows`` rows, the table's row count), in one pass.
 
     With ``positions`` each sampled row carries its file and row number: the table's own order,
-    which prices the table as it is only where its footers cannot be read. They are not free
-    (0.3-0.5 s of a 2 s sample of SF 1 lineitem, about 6 s of 20 s at SF 10), so the caller asks
-    for them only then."""
+    which prices the table as it is only where its footers cannot be read. They are not free (SF 10
+    lineitem, ``benchmarks/results/tpch_build_sf10.md``: the statistics pass 1.39x a count scan plus
+    the bare sample query with them, 0.98x without), so the caller asks for them only then."""
     from pyspark.sql import Observation, functions as F
 
     df = spark.table(table)
@@ -200,11 +200,17 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
     with ThreadPoolExecutor(1) as pool:
         # Spark samples while this thread reads the footers and the metastore's column statistics.
         def sample_timed(rows: int | None, files_by_size: dict[int, str] | None, positions: bool = True):
+            """The sample (column names lower case, positions' files as paths) and the row count."""
             since = time.perf_counter()
             try:
-                return _sample(spark, table, rows, sample_rows, seed, files_by_size, positions)
+                sample, rows = _sample(spark, table, rows, sample_rows, seed, files_by_size, positions)
             finally:
                 step("sample", since)
+            sample = sample.rename_columns([c.lower() for c in sample.column_names])
+            try:
+                return normalize_positions(sample, files_by_size), rows
+            except LookupError:  # a sampled row's file size is not listed: the table changed meanwhile
+                return sample_timed(rows, None, positions)  # files named by path
 
         by_size = {size: uri for uri, size, _ in files}
         by_size = by_size if len(by_size) == len(files) else None  # sizes name the files only when distinct
@@ -223,17 +229,9 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
         step("footers and column statistics (while sampling)", t)
         try:
             sample, rows = pending.result()
-            sample = sample.rename_columns([c.lower() for c in sample.column_names])
-            try:
-                sample = normalize_positions(sample, by_size)
-            except LookupError:  # the table changed since it was listed: name the files by path
-                sample, rows = sample_timed(rows, None)
-                sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
             if not positions and any(f.row_groups is None for f in data_files):
                 # a footer parsed but its row groups did not: the sample's positions must stand in
-                # (files named by path: no size to miss if the table changed meanwhile)
                 sample, rows = sample_timed(rows, None)
-                sample = normalize_positions(sample.rename_columns([c.lower() for c in sample.column_names]))
         except PySparkException as e:
             raise PlannerError(f"reading {table} failed: {str(e).splitlines()[0]}") from None
     t = time.perf_counter()
