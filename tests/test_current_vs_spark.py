@@ -12,6 +12,7 @@ On the SF 0.01 lineitem fixture (loaded in ``l_orderkey`` order, ~126 row groups
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import pytest
@@ -84,6 +85,14 @@ def test_the_sample_carries_positions_only_where_footers_cannot_be_read(spark, l
         replace(f, row_groups=None) for f in read_footers(uris, parts, metadata)))
     late = gather_stats(spark, lineitem_table, sample_rows=20_000)
     assert set(POSITION_COLUMNS) <= set(late.sample.column_names) and late.rows == stats.rows
+    # files listed with sizes no sampled row has (the table changed meanwhile): named by path instead
+    monkeypatch.undo()
+    monkeypatch.setattr(statistics_pass, "read_metadata", lambda uris: [None] * len(uris))
+    listed = statistics_pass.table_files
+    monkeypatch.setattr(statistics_pass, "table_files", lambda s, t: [(u, size + 1, m) for u, size, m in listed(s, t)])
+    moved = gather_stats(spark, lineitem_table, sample_rows=20_000)
+    paths = set(moved.sample.column(POSITION_COLUMNS[0]).to_pylist())
+    assert paths and all(isinstance(p, str) and os.path.exists(p) for p in paths) and moved.rows == stats.rows
 
 
 def _applied(spark, tpch_small, table: str, advice) -> None:
