@@ -33,6 +33,7 @@ from benchmarks.tpch_probe import probes_for
 from hive_integration.apply import SparkRunner, apply_layout
 from hive_integration.session import build_spark_session
 from hive_integration.tpch_data import generate_lineitem, load_table
+from planner.advice import write_hints
 from planner.cnf.values import kind_of_type
 from planner.drift import Strategy, replay, same_layout
 from planner.layout import with_generation
@@ -90,7 +91,11 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
         table = f"{DB}.{TABLE}_{k}"
         load_table(spark, data, table)
         t = time.perf_counter()
-        laid = with_generation(replace(layout, table=table,
+        # written as apply writes an advised layout: with the row group and page rows and the files
+        # per partition the model priced (the advice cache may hold layouts recorded without them)
+        hints = write_hints(layout, model_for(d.step_models[held[0]], layout).partition_rows(layout), d.stats,
+                            d.params)
+        laid = with_generation(replace(layout, table=table, meta=tuple((dict(layout.meta) | hints).items()),
                                        types=tuple((a, d.columns[a]) for a in layout.attributes if a in d.columns)))
         apply_layout(SparkRunner(spark), laid, drop_old=True)
         log(f"layout {k} ({layout.describe()}) applied in {time.perf_counter() - t:.0f} s; "

@@ -56,8 +56,10 @@ class Advice:
 
     @property
     def best_new(self) -> Layout | None:
-        """The best layout other than the table as it is (what a re-layout moves toward), if any."""
-        return next((c.layout for c in self.result.ranked if not is_current(c.layout)), None)
+        """The best layout other than the table as it is (what a re-layout moves toward), if any,
+        as it is recorded (``recorded``): a re-layout writes it with the same hints apply would."""
+        cost = next((c for c in self.result.ranked if not is_current(c.layout)), None)
+        return None if cost is None else self.recorded(cost)
 
     def allowing_regressions(self) -> "Advice":
         """This advice as ``--allow-regressions`` gives it (the search judged every variant already)."""
@@ -70,20 +72,26 @@ class Advice:
 
     @property
     def layout(self) -> Layout:
-        """The winner as it is recorded: partition ids of its own generation (``planner.layout``),
-        the Spark types of the columns its regions name, the session it was advised under."""
-        cost = self.result.best
+        """The winner as it is recorded (``recorded``)."""
+        return self.recorded(self.result.best)
+
+    def recorded(self, cost: LayoutCost) -> Layout:
+        """``cost``'s layout as it is recorded: partition ids of its own generation
+        (``planner.layout``), the Spark types of the columns its regions name, the session it was
+        advised under, and the write hints the cost model assumed (row group and page rows, files
+        per partition). Written without those hints, Parquet's defaults (20,000-row pages, 128 MB
+        row groups) make a layout read more than it was priced at: up to 1.3x at SF 1 (the drift
+        replay's layouts, ``benchmarks/results/drift_replay_sf1.md``)."""
         types = tuple((a, self.analysis.types[a]) for a in cost.layout.attributes if a in self.analysis.types)
         best = with_generation(replace(cost.layout, types=types, settings=self.analysis.settings))
-        cost = replace(cost, layout=best)
         meta = dict(best.meta) | {
             "workload": self.workload.path,
             "workload_fingerprint": self.workload.fingerprint(),
             "statistics_snapshot": self.stats.snapshot,
             "table_rows": self.stats.rows,
-            "estimated_rows_read": round(self.result.best.rows),
+            "estimated_rows_read": round(cost.rows),
             "estimated_full_scan_rows": round(self.full_scan_rows),
-        } | write_hints(cost.layout, cost.partition_rows, self.stats, self.params) | {"source_clustered": list(self.clustered)}
+        } | write_hints(best, cost.partition_rows, self.stats, self.params) | {"source_clustered": list(self.clustered)}
         return replace(best, meta=tuple(meta.items()))
 
 

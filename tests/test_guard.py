@@ -134,6 +134,22 @@ def test_the_report_lists_regressions_and_the_ranking_shows_its_terms():
     assert "queries that read more under the winner than today" in advice_text(loose)
 
 
+def test_the_best_new_layout_carries_the_write_hints_it_was_priced_with():
+    """A re-layout (``planner status``) moves toward ``best_new`` even when the advice keeps the
+    table as it is; written without the row group and page rows the model assumed, Parquet's
+    defaults make it read more than it was priced at."""
+    wl = parse_workload("SELECT * FROM t WHERE x = 1;")
+    k = list(range(1, 121))
+    advice = advise(wl, analyze_table(wl, "t", COLUMNS), stats_of(k, [v % 4 for v in k]), PARAMS)
+    new = advice.best_new
+    assert new is not None and not is_current(new)
+    meta = dict(new.meta)
+    assert (meta["row_group_rows"], meta["page_rows"]) == (PARAMS.row_group_rows, PARAMS.page_rows)
+    assert new.generation is not None and "partition_rows" in meta
+    if not advice.keeps_current:
+        assert new == advice.layout
+
+
 # ---- the guard holds for every advice (property) ------------------------------------------------------
 columns = st.sampled_from(["k", "x", "y"])
 
