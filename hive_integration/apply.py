@@ -103,24 +103,29 @@ class SparkRunner:
                 else:
                     self.spark.conf.set(k, v)
 
-    def execute_observed(self, sql: str, aggregates: Sequence[exp.Expression]) -> tuple:
-        """Run the INSERT ``sql`` and return ``aggregates`` over the rows it read from its source,
-        computed in the same pass (``DataFrame.observe``): the source is read once."""
+    def execute_observed(self, sql: str, aggregates: Sequence[exp.Expression], source: str) -> tuple:
+        """Run the INSERT ``sql`` and return ``aggregates`` over the rows it read from ``source``,
+        computed in the same pass (``DataFrame.observe``): the source is read once. Other tables the
+        INSERT reads (a sideways cut's joined tables) are read as they are."""
         from pyspark.sql import Observation, functions as F
 
         from hive_integration.spark_errors import spark_errors
 
         tree = sqlglot.parse_one(sql, read="spark")
-        (source,) = {t.sql(dialect="spark") for t in tree.expression.find_all(exp.Table)}
+        wanted = table_expr(source, "spark")
+        key = lambda t: (t.name.lower(), t.db.lower())  # noqa: E731
+        reads = [t for t in tree.expression.find_all(exp.Table) if key(t) == key(wanted)]
+        if not reads:
+            raise ApplyError(f"the INSERT does not read {source}")
         view = f"planner_source_{uuid.uuid4().hex}"
         observed = Observation(view)
         names = [f"m{i}" for i in range(len(aggregates))]
         with spark_errors(f"reading {source}"):
-            df = self.spark.table(source).observe(
+            df = self.spark.table(wanted.sql(dialect="spark")).observe(
                 observed, *[F.expr(a.sql(dialect="spark")).alias(n) for a, n in zip(aggregates, names)])
             df.createOrReplaceTempView(view)
-        for t in tree.expression.find_all(exp.Table):
-            t.replace(exp.Table(this=exp.to_identifier(view, quoted=True)))
+        for t in reads:
+            t.replace(exp.Table(this=exp.to_identifier(view, quoted=True), alias=t.args.get("alias")))
         try:
             self.execute(tree.sql(dialect="spark"))
             got = observed.get
@@ -376,7 +381,9 @@ def release_lease(cat: Catalog, table: str, owner: str) -> None:
 
 # ---- the steps ----------------------------------------------------------------------------------
 def _attributes_columns(layout: Layout) -> set[str]:
-    cols = {a for a in layout.attributes if a not in dict(layout.derived)}
+    joined = dict(layout.joined)
+    cols = {a for a in layout.attributes if a not in dict(layout.derived) and a not in joined}
+    cols |= {c.path.hops[0].column for c in joined.values()}  # where a sideways cut's join starts
     for _, pair in layout.derived:
         cols |= {pair.left, pair.right}
     return {c.lower() for c in cols | set(layout.order.columns) if c not in dict(layout.derived)}
@@ -401,6 +408,32 @@ def source_columns(cat: Catalog, layout: Layout, expected: Mapping[str, str] | N
             raise ApplyError(f"{cat.names.qualified(name)} no longer has the schema the advice was made for "
                              f"(differences: {diff}); run `planner advise` again")
     return cols
+
+
+def check_sideways_keys(cat: Catalog, layout: Layout) -> None:
+    """A layout with sideways cuts joins every row along its joined attributes' paths
+    (``planner.emit.apply_sql.joined_source``): every hop must join a unique key today, or rows
+    would be written more than once. Checked before any write (apply, append, re-layout)."""
+    from planner.emit.join_sql import table_ref
+
+    seen = set()
+    for _, column in layout.joined:
+        for hop in column.path.hops:
+            if (hop.table, hop.key) in seen:
+                continue
+            seen.add((hop.table, hop.key))
+            k = exp.column(exp.to_identifier(hop.key, quoted=True))
+            q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))) \
+                .from_(table_ref(hop.table))
+            try:
+                total, distinct = cat.run(q)[0]
+            except Exception as e:  # gone or unreadable: the write cannot compute the cut
+                raise ApplyError(f"the layout cuts on {column.describe()}, but {hop.table} cannot be read: "
+                                 f"{str(e).splitlines()[0][:200]}") from None
+            if total != distinct:
+                raise ApplyError(f"the layout cuts on {column.describe()}, but {hop.table}.{hop.key} is no longer "
+                                 f"unique ({total:,} rows, {distinct:,} keys): joining it would repeat rows; "
+                                 "advise again")
 
 
 def _check_ids(cat: Catalog, layout: Layout) -> None:
@@ -534,6 +567,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             say(f"created {names.qualified(new)}")
             fault("after_create")
             step = "insert"
+            check_sideways_keys(cat, layout)
             fault("before_insert")
             say(f"writing: {plan.describe()}")
             observe = getattr(runner, "execute_observed", None)
@@ -541,7 +575,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                 for i, s in enumerate(fill, 1):
                     t0 = time.monotonic()
                     if observe is not None and s.lstrip().upper().startswith("INSERT"):
-                        observed = checksum_values(observe(s, cat.checksum_aggregates(columns)))
+                        observed = checksum_values(observe(s, cat.checksum_aggregates(columns), cat.sql(src)))
                     else:
                         cat.run(s)
                     say(f"statement {i}/{len(fill)} done in {time.monotonic() - t0:.1f} s: "

@@ -30,6 +30,7 @@ from sqlglot import exp
 from hive_integration.catalog import CatalogEntry, catalog_entry, input_files, table_files
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
+from planner.emit.join_sql import chained, join_chain, qualified_column, table_ref
 from planner.join_pruning import (SMALL_SET, JoinRange, JoinRanges, join_columns_of, stale_property_keys,
                                   tables_of)
 from planner.joins import JoinColumn
@@ -37,17 +38,6 @@ from planner.layout import Layout
 from planner.semantics.types import parse_type
 
 _KINDS = (Kind.INTEGER, Kind.DECIMAL, Kind.STRING, Kind.DATE, Kind.BOOLEAN)  # FLOAT/TIMESTAMP: not recorded
-
-
-def _table(name: str) -> exp.Table:
-    parts = name.split(".")
-    return exp.Table(this=exp.to_identifier(parts[-1], quoted=True),
-                     db=exp.to_identifier(parts[-2], quoted=True) if len(parts) > 1 else None)
-
-
-def qualified_column(alias: str, name: str) -> exp.Column:
-    """``alias.`name``` (the name quoted)."""
-    return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(alias))
 
 
 def _run(spark, q: exp.Expression) -> list:
@@ -74,7 +64,7 @@ def table_snapshot(spark, table: str, entry: CatalogEntry | None = None) -> str 
     try:
         files = table_files(spark, entry, systems)
         if files is None:
-            files = input_files(spark, _table(table).sql(dialect="spark"), systems)
+            files = input_files(spark, table_ref(table).sql(dialect="spark"), systems)
     except (Py4JError, PySparkException):
         return None
     h = hashlib.sha256()
@@ -101,7 +91,7 @@ def snapshots(spark, tables: Iterable[str],
 def _unique(spark, table: str, key: str, memo: dict) -> bool:
     if (table, key) not in memo:
         k = exp.column(exp.to_identifier(key, quoted=True))
-        q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(_table(table))
+        q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(table_ref(table))
         total, distinct = _run(spark, q)[0]
         memo[(table, key)] = total == distinct
     return memo[(table, key)]
@@ -111,7 +101,7 @@ def _types(spark, table: str, memo: dict) -> dict[str, str]:
     if table not in memo:
         from hive_integration.columns import table_columns
 
-        memo[table] = table_columns(lambda s: [tuple(r) for r in spark.sql(s).collect()], _table(table))
+        memo[table] = table_columns(lambda s: [tuple(r) for r in spark.sql(s).collect()], table_ref(table))
     return memo[table]
 
 
@@ -155,37 +145,12 @@ def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[Join
         if small.get(c):
             aggs.append(exp.Anonymous(this="collect_set", expressions=[value.copy()]).as_(f"c{i}_set"))
         q = q.select(*aggs, copy=False)
-    return chained(q, _table(table), joins).group_by(qualified_column("t", partition_column), copy=False)
-
-
-def join_chain(columns: Sequence[JoinColumn]) -> tuple[dict[tuple, str], list[tuple[exp.Expression, exp.EQ]]]:
-    """LEFT JOINs that follow every column's join path from the laid-out table (alias ``t``), shared
-    prefixes joined once: (alias of each hop prefix, the joined tables with their ON conditions)."""
-    aliases: dict[tuple, str] = {(): "t"}
-    joins = []
-    for c in columns:
-        for n in range(1, len(c.path.hops) + 1):
-            prefix = c.path.hops[:n]
-            if prefix in aliases:
-                continue
-            hop, before = prefix[-1], aliases[prefix[:-1]]
-            alias = aliases[prefix] = f"j{len(aliases)}"
-            on = exp.EQ(this=qualified_column(before, hop.column), expression=qualified_column(alias, hop.key))
-            joins.append((exp.alias_(_table(hop.table), alias, table=True), on))
-    return aliases, joins
-
-
-def chained(q: exp.Select, source: exp.Expression, joins) -> exp.Select:
-    """``q`` reading ``source`` as ``t`` with the LEFT JOINs of ``join_chain``."""
-    q = q.from_(exp.alias_(source, "t", table=True), copy=False)
-    for t, on in joins:
-        q = q.join(t, on=on, join_type="left", copy=False)
-    return q
+    return chained(q, table_ref(table), joins).group_by(qualified_column("t", partition_column), copy=False)
 
 
 def _small(spark, c: JoinColumn) -> bool:
     v = exp.column(exp.to_identifier(c.column, quoted=True))
-    q = exp.select(exp.Count(this=exp.Distinct(expressions=[v]))).from_(_table(c.path.table))
+    q = exp.select(exp.Count(this=exp.Distinct(expressions=[v]))).from_(table_ref(c.path.table))
     return int(_run(spark, q)[0][0]) <= SMALL_SET
 
 
@@ -227,12 +192,12 @@ def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
 
 # ---- storing, refreshing, reading --------------------------------------------------------------------
 def _properties(spark, table: str) -> dict[str, str]:
-    return {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + _table(table).sql(dialect="spark")).collect()}
+    return {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + table_ref(table).sql(dialect="spark")).collect()}
 
 
 def store(spark, table: str, ranges: JoinRanges | None) -> None:
     """Replace the table's stored ranges by ``ranges`` (None: just drop the old ones)."""
-    t = _table(table).sql(dialect="spark")
+    t = table_ref(table).sql(dialect="spark")
     old = stale_property_keys(_properties(spark, table))
     if old:
         keys = ", ".join(exp.Literal.string(k).sql("spark") for k in old)
@@ -240,7 +205,7 @@ def store(spark, table: str, ranges: JoinRanges | None) -> None:
     if ranges is not None:
         pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
                  for k, v in ranges.properties().items()]
-        spark.sql(exp.Alter(this=_table(table), kind="TABLE",
+        spark.sql(exp.Alter(this=table_ref(table), kind="TABLE",
                             actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
 
 
@@ -317,7 +282,7 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
         for q, db, name in read:
             if q in joins.snapshots and q not in columns:
                 if entries is None:
-                    columns[q] = spark_columns(spark, _table(f"{db}.{name}"))
+                    columns[q] = spark_columns(spark, table_ref(f"{db}.{name}"))
                 elif (entry := entries(f"{db}.{name}")) is not None:  # None: not readable, or a view shadows it
                     columns[q] = dict(entry.columns)
     return joins

@@ -26,7 +26,8 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from hive_integration.join_ranges import chained, join_chain, qualified_column, usable_columns
+from hive_integration.join_ranges import usable_columns
+from planner.emit.join_sql import chained, join_chain, qualified_column
 from planner.costmodel.joined import joined_attribute, match_attribute
 from planner.costmodel.statistics import TableStats
 from planner.joins import JoinColumn

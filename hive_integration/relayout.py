@@ -35,7 +35,7 @@ from typing import Callable, Mapping
 from sqlglot import exp
 
 from hive_integration.apply import (Catalog, SimulatedCrash, SourceTable, SparkRunner, TableNames, acquire_lease,
-                                    release_lease, source_columns, write_settings_restored)
+                                    check_sideways_keys, release_lease, source_columns, write_settings_restored)
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_properties, layout_from_properties
 from planner.emit.relayout_sql import STAGING_SUFFIX, add_partitions, drop_partitions, recut_insert, staging_create
@@ -241,6 +241,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             if cat.exists(staging):
                 cat.drop(staging)
             files.delete(folder)
+            check_sideways_keys(cat, plan.layout)
             cat.run(staging_create(plan, columns, cat.sql(staging), files.location(folder),
                                    file_format=file_format, dialect=runner.dialect))
             cat.set_properties(staging, {STATE: "created", GENERATION: gen})

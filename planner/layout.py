@@ -22,6 +22,14 @@ whose partitions come from several generations (issue 15's partial re-layouts) c
 
 The layout also records what its regions mean: the Spark types of the columns they name, and the
 ``Settings`` (ANSI mode, session time zone) the workload was analysed under.
+
+**Sideways cuts** (MTO's join-induced cuts): a region may name a *joined attribute*, a column of a
+table reached through unique-key joins (``joined``: ``"⋈ supplier(s_suppkey = l_suppkey)/nation(…).n_name"``
+-> its ``JoinColumn``). Apply computes it for every row with LEFT JOINs (``planner.emit.apply_sql``),
+so lineitem's rows of one supplier nation share partitions. The rewrite never prunes by such a
+region (the joined table may have changed since); it prunes through the per-partition ranges of
+the joined column recorded at apply, which hold only while the joined tables' snapshots do
+(``planner.join_pruning``).
 """
 from __future__ import annotations
 
@@ -34,6 +42,7 @@ from planner.cnf.ir import ColumnPair
 from planner.cnf.values import Kind, from_json, to_json
 from planner.cnf.valueset import ValueSet
 from planner.errors import LayoutError
+from planner.joins import JoinColumn
 from planner.semantics.settings import Settings
 
 LAYOUT_VERSION = 2
@@ -85,6 +94,7 @@ class Layout:
     settings: Settings = Settings()  # the session the workload was analysed under
     types: tuple[tuple[str, str], ...] = ()  # Spark type of every column a region names
     version: int = LAYOUT_VERSION  # 1: read from an older planner (not safe to prune by)
+    joined: tuple[tuple[str, JoinColumn], ...] = ()  # joined attribute -> the column it is (sideways cuts)
 
     @property
     def known_ids(self) -> tuple[int, ...]:
@@ -125,6 +135,7 @@ class Layout:
             "attributes": {k: v.value for k, v in self.kinds},
             "types": dict(self.types),
             "derived": {k: [p.left, p.op, p.right] for k, p in self.derived},
+            **({"joined": {k: c.to_json() for k, c in self.joined}} if self.joined else {}),
             "partitions": [
                 {"id": p.id, "generation": p.generation, "region": {k: v.to_json() for k, v in p.region}}
                 for p in self.partitions
@@ -147,6 +158,7 @@ class Layout:
                                tuple(tuple(from_json(v) for v in b) for b in obj["order"].get("bounds", []))),
                 kinds=tuple((k, Kind(v)) for k, v in obj["attributes"].items()),
                 derived=tuple((k, ColumnPair(*v)) for k, v in obj["derived"].items()),
+                joined=tuple((k, JoinColumn.from_json(v)) for k, v in (obj.get("joined") or {}).items()),
                 partitions=tuple(
                     Partition(p["id"], tuple((k, ValueSet.from_json(v)) for k, v in p["region"].items()),
                               p.get("generation"))
@@ -180,6 +192,7 @@ def _content(layout: Layout) -> str:
     return json.dumps({"table": layout.table.lower(), "column": layout.partition_column.lower(),
                        "regions": [{k: v.to_json() for k, v in p.region} for p in layout.partitions],
                        "derived": {k: [d.left, d.op, d.right] for k, d in layout.derived},
+                       **({"joined": {k: c.to_json() for k, c in layout.joined}} if layout.joined else {}),
                        "types": dict(layout.types)}, sort_keys=True, default=str)
 
 

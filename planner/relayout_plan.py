@@ -218,6 +218,7 @@ def relaid(current: Layout, target: Layout, chosen: Iterable[int]) -> tuple[Layo
         else:
             parts.append(p)
     draft = replace(current, partitions=tuple(parts), derived=derived, kinds=kinds, types=types,
+                    joined=_union(current.joined, target.joined),
                     strategy=_strategy(current))
     if not fresh:
         return current, ()

@@ -156,7 +156,10 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
     all_kinds = kinds | {k: Kind.BOOLEAN for k, _ in layout.derived} | dict(layout.kinds)
     for a in scan.sets:
         all_kinds.setdefault(a, scan.sets[a].kind)
-    regions = [p.conditions for p in layout.partitions]
+    # a sideways cut's joined attribute says what the joined table held at apply: never pruned by
+    # here (the joined table may have changed), only through its recorded ranges (join_pruning)
+    joined = dict(layout.joined)
+    regions = [{a: v for a, v in p.region if a not in joined} for p in layout.partitions]
     hits = hit_matrix([scan], regions, all_kinds)[0] if regions else []
     read = {p.id for p, h in zip(layout.partitions, hits) if h} | {CATCH_ALL}
     attrs = set(layout.attributes)

@@ -37,7 +37,7 @@ def _norm(t: str) -> str:
 @metastore_options
 def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastore, state_dir):
     """Insert the rows of table BATCH into laid-out table TARGET, each into its partition."""
-    from hive_integration.apply import Catalog, TableNames, acquire_lease, release_lease
+    from hive_integration.apply import Catalog, TableNames, acquire_lease, check_sideways_keys, release_lease
 
     console = Console(fmt)
     runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
@@ -69,6 +69,7 @@ def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastor
         # held while the rows go in: an apply or relayout running now would swap in a copy without them
         owner = acquire_lease(into, into.names.source, break_lease=break_lease, purpose="append")
         try:
+            check_sideways_keys(into, layout)
             before = into.run(count)[0][0]
             with console.spark_work(spark, f"appending {batch} to {target}"):
                 for s in stmts:

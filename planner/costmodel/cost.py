@@ -156,11 +156,13 @@ class CostModel:
         self.row_bytes = all_width
         self.scan_width = np.array([
             sum(widths.get(c, 0.0) for c in s.columns) if s.columns else all_width for s in self.scans])
-        self.kinds: Mapping[str, Kind] = analysis.kinds
         self.cache = cache if cache is not None else LayoutCache()
-        self.selectivity = Selectivity(self.sample, stats, self.kinds)
         from planner.costmodel.joined import JoinPricing
         self.joins = JoinPricing(self.scans, self.sample, dict(stats.joined), analysis.settings)
+        # the table's attributes, and the joined ones the sample carries (a sideways cut may cut on them)
+        self.kinds: Mapping[str, Kind] = dict(analysis.kinds) | {
+            a: k for a, k in self.joins.kinds.items() if self.sample.has(a) and a not in analysis.kinds}
+        self.selectivity = Selectivity(self.sample, stats, self.kinds)
 
     def sibling(self, analysis: TableAnalysis, weights: Sequence[float] | None = None) -> "CostModel":
         """A model of other scans of the same table, sharing the sample and every layout's blocks."""
@@ -203,7 +205,7 @@ class CostModel:
     def current(self) -> CurrentTable:
         if self.cache.current is None:
             attrs = [a for a, k in self.kinds.items() if k.orderable and self.sample.has(a)
-                     and a not in self.sample.derived]
+                     and a not in self.sample.derived and a not in self.joins.kinds]
             self.cache.current = current_table(self.stats, self.sample, self.kinds, attrs)
         return self.cache.current
 

@@ -9,8 +9,9 @@ sampled lineitem row, the value its join path reaches (a *joined attribute*, add
 partner at all (rows without one never reach an inner join's answer and are left out of the
 ranges, as apply leaves them out).
 
-A joined attribute is priced, never cut on: a layout cannot partition lineitem by ``o_orderdate``
-(it has no such column), but a layout on ``l_shipdate`` gives each partition a narrow range of it.
+A joined attribute is priced on any layout: a layout on ``l_shipdate`` gives each partition a
+narrow range of ``o_orderdate``. A few-valued one may also be cut on (a *sideways* cut,
+``planner.costmodel.sideways``): apply computes it through the same joins.
 Per partition the sample gives that range (the min and max of the partition's joined rows, or their
 value set when the column has at most ``SMALL_SET`` values, plus NULL when a joined row holds NULL:
 what ``hive_integration.join_ranges`` records), and a scan keeps the partition only if its induced

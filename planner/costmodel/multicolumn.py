@@ -25,6 +25,8 @@ scan that reads it one partition and one file), and otherwise keeps them.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import itertools
 import math
 from typing import Sequence
@@ -161,8 +163,7 @@ def cps_multi_column(model, columns: tuple[str, ...], *, max_partitions: int | N
         if cost < best_cost:
             best, best_cost = layout, cost
     meta = dict(best.meta) | {"estimated_cost": best_cost, "free_groups": free}
-    return Layout(best.table, best.strategy, best.partitions, best.order, best.kinds, best.derived,
-                  best.partition_column, tuple(meta.items()))
+    return replace(best, meta=tuple(meta.items()))
 
 
 def best_multi_column(model, singles: Sequence[Layout | str], max_columns: int = 3, *,

@@ -2,6 +2,8 @@
 
 Contenders: the table as it is now (``planner.costmodel.current``, always first in the ranking),
 no partitioning and a DBA's month ranges (baselines), CPS single-column plans, multi-column CPS,
+sideways cuts on joined tables' columns (``planner.costmodel.sideways``, when scans are filtered
+through joins),
 Amoeba's tree (upfront and workload-weighted: its top levels Hive partitions, the rest the order
 inside them, ``planner.costmodel.tree_order``), and a greedy workload-driven tree. Each is costed
 without an order inside partitions (rows then keep the source's order) and with the best
@@ -131,6 +133,9 @@ def build_contenders(model: CostModel, log: Callable[[str], None] | None = None)
     singles = timed("cps single-column", lambda: [cps_single_column(model, a) for a in attrs])
     out.extend(singles)
     out.extend(timed("cps multi-column", lambda: best_multi_column(model, singles)))
+    if model.joins:
+        from planner.costmodel.sideways import sideways_contenders
+        out.extend(timed("sideways cuts", lambda: sideways_contenders(model, singles)))
     common = dict(rows=model.stats.rows, row_bytes=model.row_bytes,
                   max_partition_bytes=max(p.min_partition_bytes, p.target_file_bytes),
                   max_partitions=p.max_partitions, table=table, block_rows=p.block_rows)

@@ -49,6 +49,7 @@ tree then ``l_orderkey``), ``benchmarks/tree_key_bench.py``: 1.58x the copy, aga
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 from sqlglot import exp
@@ -57,10 +58,11 @@ from planner.emit.conditions import attribute_expr, column_ref
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
 from planner.emit.tree_order_sql import packed_tree_key, tree_sort_keys
 from planner.emit.ddl import table_expr
+from planner.emit.join_sql import SOURCE_ALIAS, chained, join_chain, qualified_column
 from planner.emit.partition_sql import partition_case
 from planner.emit.write_plan import WritePlan, write_plan
 from planner.errors import LayoutError
-from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
+from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout, Partition
 
 Z_COLUMN, CURVE_COLUMN, ORDER_COLUMN = "planner_z", "planner_curve", "planner_order"
 
@@ -139,7 +141,7 @@ def _salt(layout: Layout, columns: Mapping[str, str], files: int | Mapping[int, 
     return case.else_(exp.Literal.number(0), copy=False)
 
 
-def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Expression], source: exp.Table,
+def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Expression], source: exp.Expression,
                   dialect: str) -> tuple[exp.Select, list[exp.Expression], bool]:
     """(the SELECT that is distributed and sorted, its sort keys after the partition column (all
     of them, for a packed tree key), whether it carries helper columns the INSERT must project
@@ -171,6 +173,34 @@ def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Exp
     return outer.from_(select.subquery("planner_cells", copy=False), copy=False), [_ref(ORDER_COLUMN)], True
 
 
+JOINED_PREFIX = "planner_join_"  # a sideways cut's joined attribute, as a column of the source's rows
+
+
+def joined_source(layout: Layout, source: exp.Table) -> tuple[Layout, exp.Expression]:
+    """A layout with sideways cuts (``Layout.joined``): the source with each joined attribute as a
+    column of its own, by LEFT JOINs along its path, and the layout naming those columns::
+
+        (SELECT t.*, j2.`n_name` AS `planner_join_1` FROM source t
+           LEFT JOIN supplier j1 ON t.l_suppkey = j1.s_suppkey
+           LEFT JOIN nation j2 ON j1.s_nationkey = j2.n_nationkey) AS planner_joined
+
+    A row that joins nothing gets NULL, as the cost model's sample does. Every hop must join a
+    unique key, or rows are repeated: apply checks that before it writes, and its checksum of the
+    rows written against the source's catches it anyway. Other layouts: unchanged."""
+    if not layout.joined:
+        return layout, source
+    names = {a: f"{JOINED_PREFIX}{i}" for i, (a, _) in enumerate(layout.joined, 1)}
+    aliases, joins = join_chain([c for _, c in layout.joined])
+    q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(SOURCE_ALIAS)), copy=False)
+    for a, c in layout.joined:
+        q = q.select(exp.alias_(qualified_column(aliases[c.path.hops], c.column), _ident(names[a])), copy=False)
+    rows = chained(q, source, joins).subquery("planner_joined", copy=False)
+    parts = tuple(Partition(p.id, tuple((names.get(k, k), v) for k, v in p.region), p.generation)
+                  for p in layout.partitions)
+    kinds = tuple((names.get(k, k), v) for k, v in layout.kinds)
+    return replace(layout, partitions=parts, kinds=kinds, joined=()), rows
+
+
 def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.Table, target: str | exp.Table,
                   *, overwrite: bool, dialect: str = "hive", files: int | Mapping[int, int] | None = None,
                   plan: WritePlan | None = None) -> exp.Insert:
@@ -188,9 +218,10 @@ def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.
     # The CASE cast to the column's type: Spark casts an INT CASE (small ids) to the BIGINT column
     # above the SORT BY, then sorts by the cast column for its dynamic-partition writer and drops
     # our sort as redundant, so the layout's order inside the partitions was lost.
+    cut, rows = joined_source(layout, table_expr(source, dialect))
     part = [] if static is not None else [
-        exp.alias_(exp.cast(partition_case(layout), PARTITION_COLUMN_TYPE), _ident(pcol))]
-    select, keys, helpers = _ordered_rows(layout, cols, part, table_expr(source, dialect), dialect)
+        exp.alias_(exp.cast(partition_case(cut), PARTITION_COLUMN_TYPE), _ident(pcol))]
+    select, keys, helpers = _ordered_rows(layout, cols, part, rows, dialect)
     first = [] if static is not None or _packed_tree(layout, dialect) else [_ref(pcol)]
     if static is None and plan.shuffle and dialect == "spark" and not keys:
         # AQE splits a skewed partition into target-size pieces and merges small ones. Not for an

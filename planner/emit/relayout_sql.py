@@ -56,11 +56,12 @@ def recut_insert(plan: RelayoutPlan, columns: Mapping[str, str], source: str | e
     # The filter goes on the SELECT that reads the source (the emitted write may wrap it in a
     # subquery computing sort keys, whose outer ``planner_pid`` is already the *new* id).
     src = table_expr(source, dialect)
-    # qualified: the same SELECT names its new id ``planner_pid`` too
+    reader, read = next((sel, t) for sel in insert.find_all(exp.Select) for t in _read_tables(sel)
+                        if t.name == src.name and t.db == src.db)
+    # qualified (by its alias where it has one: a sideways cut's joins): the same SELECT names its
+    # new id ``planner_pid`` too
     pcol = exp.column(exp.to_identifier(layout.partition_column, quoted=True),
-                      table=exp.to_identifier(src.name, quoted=True))
-    reader = next(sel for sel in insert.find_all(exp.Select)
-                  if any(t.name == src.name and t.db == src.db for t in _read_tables(sel)))
+                      table=exp.to_identifier(read.alias or src.name, quoted=True))
     reader.where(exp.In(this=pcol, expressions=[exp.Literal.number(i) for i in plan.chosen]), copy=False)
     return insert
 
