@@ -89,12 +89,13 @@ def snapshots(spark, tables: Iterable[str],
 
 # ---- computing the ranges ---------------------------------------------------------------------------
 def _unique(spark, table: str, key: str, memo: dict) -> bool:
+    """Whether ``key`` is unique in ``table``; ``memo`` keeps (rows, distinct keys) per (table, key)."""
     if (table, key) not in memo:
         k = exp.column(exp.to_identifier(key, quoted=True))
         q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(table_ref(table))
-        total, distinct = _run(spark, q)[0]
-        memo[(table, key)] = total == distinct
-    return memo[(table, key)]
+        memo[(table, key)] = tuple(_run(spark, q)[0])
+    total, distinct = memo[(table, key)]
+    return total == distinct
 
 
 def _types(spark, table: str, memo: dict) -> dict[str, str]:
@@ -105,10 +106,11 @@ def _types(spark, table: str, memo: dict) -> dict[str, str]:
     return memo[table]
 
 
-def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callable[[str], None] = lambda m: None
-                   ) -> list[tuple[JoinColumn, str]]:
-    """The join columns that can be recorded, with their types (unique keys on every hop, an ordered kind)."""
-    unique: dict = {}
+def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callable[[str], None] = lambda m: None,
+                   unique: dict | None = None) -> list[tuple[JoinColumn, str]]:
+    """The join columns that can be recorded, with their types (unique keys on every hop, an ordered kind).
+    ``unique``: filled with (rows, distinct keys) per (table, key) of every hop looked at."""
+    unique = {} if unique is None else unique
     types: dict = {}
     out = []
     for c in columns:

@@ -40,7 +40,8 @@ def with_joined_columns(spark, stats: TableStats, columns: Sequence[JoinColumn],
     """``stats`` whose sample carries the joined attributes of ``columns`` (those apply can record)."""
     if not columns or stats.sample.num_rows == 0:
         return stats
-    usable = usable_columns(spark, stats.table, columns, say)
+    hops: dict = {}
+    usable = usable_columns(spark, stats.table, columns, say, hops)
     if not usable:
         return stats
     sample = stats.sample
@@ -76,7 +77,9 @@ def with_joined_columns(spark, stats: TableStats, columns: Sequence[JoinColumn],
         sample = sample.append_column(match_attribute(p), joined.column(f"m{i}"))
     say(f"sample joined to {len({h.table for c, _ in usable for h in c.path.hops})} table(s) for "
         f"{len(usable)} joined column(s) the workload filters")
-    return replace(stats, sample=sample, joined=tuple((joined_attribute(c), t) for c, t in usable))
+    rows = {t: n for (t, _), (n, _) in hops.items()}
+    return replace(stats, sample=sample, joined=tuple((joined_attribute(c), t) for c, t in usable),
+                   joined_rows=tuple(sorted(rows.items())))
 
 
 __all__ = ["with_joined_columns"]

@@ -18,6 +18,13 @@ the sample (a nation, a region, a market segment): a cut on a wide column needs 
 to help any one query. Apply computes the attribute with the same LEFT JOINs the sample was drawn
 with (``planner.emit.apply_sql.joined_source``); the layout records which join column it is
 (``Layout.joined``).
+
+And only through tables of at most ``BROADCAST_ROWS`` rows (``TableStats.joined_rows``), which the
+write joins by broadcast: the build then costs about a copy (a scan of each small table and a hash
+look-up per row). Through ``orders`` (15 M rows at SF 10) it would shuffle the whole fact table by
+the join key, a second copy's worth of work the cost model does not price. So TPC-H's cuts on the
+supplier's nation or region are offered; the customer's region (reached through ``orders``) and
+the part's brand are not.
 """
 from __future__ import annotations
 
@@ -31,17 +38,26 @@ from planner.join_pruning import SMALL_SET
 from planner.layout import Layout, Partition
 
 CUT_KINDS = (Kind.STRING, Kind.BOOLEAN, Kind.INTEGER)
+BROADCAST_ROWS = 1_000_000  # rows of the largest table a sideways cut joins (supplier at SF 100)
 OWN_PLANS = 2  # the best own single-column plans that are split by each joined attribute
 
 
-def cut_attributes(model) -> list[str]:
-    """Joined attributes some scan's induced predicate restricts, with few values, most restricted first."""
+def cut_attributes(model, max_rows: int = BROADCAST_ROWS) -> list[str]:
+    """Joined attributes some scan's induced predicate restricts, with few values, reached through
+    tables of at most ``max_rows`` rows (unknown: not offered), most restricted first."""
     counts: dict[str, int] = {}
     for wants in model.joins.wants:
         for w in wants:
             counts[w.attribute] = counts.get(w.attribute, 0) + 1
+    columns = {joined_attribute(c): c for c in model.analysis.join_columns()}
+    rows = dict(model.stats.joined_rows)
+
+    def small(a: str) -> bool:
+        c = columns.get(a)
+        return c is not None and all(rows.get(h.table, max_rows + 1) <= max_rows for h in c.path.hops)
+
     return [a for a, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-            if model.kinds.get(a) in CUT_KINDS and len(model.sample.uniques(a)) <= SMALL_SET]
+            if model.kinds.get(a) in CUT_KINDS and len(model.sample.uniques(a)) <= SMALL_SET and small(a)]
 
 
 def with_joined(model, layout: Layout) -> Layout:
@@ -80,4 +96,4 @@ def sideways_contenders(model, singles: Sequence[Layout]) -> list[Layout]:
     return out
 
 
-__all__ = ["CUT_KINDS", "cut_attributes", "sideways_contenders", "split", "with_joined"]
+__all__ = ["BROADCAST_ROWS", "CUT_KINDS", "cut_attributes", "sideways_contenders", "split", "with_joined"]

@@ -82,6 +82,7 @@ class TableStats:
     data_files: tuple[DataFile, ...] | None = field(default=None, repr=False)  # None: files not listed
     # joined attributes the sample carries (``planner.costmodel.joined``): sample column -> Spark type
     joined: tuple[tuple[str, str], ...] = ()
+    joined_rows: tuple[tuple[str, int], ...] = ()  # rows of each table the joined attributes' paths join
 
     @property
     def schema(self) -> dict[str, str]:

@@ -176,7 +176,7 @@ def _ordered_rows(layout: Layout, cols: list[exp.Expression], part: list[exp.Exp
 JOINED_PREFIX = "planner_join_"  # a sideways cut's joined attribute, as a column of the source's rows
 
 
-def joined_source(layout: Layout, source: exp.Table) -> tuple[Layout, exp.Expression]:
+def joined_source(layout: Layout, source: exp.Table, dialect: str = "hive") -> tuple[Layout, exp.Expression]:
     """A layout with sideways cuts (``Layout.joined``): the source with each joined attribute as a
     column of its own, by LEFT JOINs along its path, and the layout naming those columns::
 
@@ -186,7 +186,10 @@ def joined_source(layout: Layout, source: exp.Table) -> tuple[Layout, exp.Expres
 
     A row that joins nothing gets NULL, as the cost model's sample does. Every hop must join a
     unique key, or rows are repeated: apply checks that before it writes, and its checksum of the
-    rows written against the source's catches it anyway. Other layouts: unchanged."""
+    rows written against the source's catches it anyway. The joined tables are small
+    (``planner.costmodel.sideways.BROADCAST_ROWS``): on Spark a ``MAPJOIN`` hint broadcasts them,
+    so the fact table is not shuffled (Hive converts such joins to map joins by itself). Other
+    layouts: unchanged."""
     if not layout.joined:
         return layout, source
     names = {a: f"{JOINED_PREFIX}{i}" for i, (a, _) in enumerate(layout.joined, 1)}
@@ -194,7 +197,11 @@ def joined_source(layout: Layout, source: exp.Table) -> tuple[Layout, exp.Expres
     q = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(SOURCE_ALIAS)), copy=False)
     for a, c in layout.joined:
         q = q.select(exp.alias_(qualified_column(aliases[c.path.hops], c.column), _ident(names[a])), copy=False)
-    rows = chained(q, source, joins).subquery("planner_joined", copy=False)
+    q = chained(q, source, joins)
+    if dialect == "spark":
+        q.set("hint", exp.Hint(expressions=[exp.Anonymous(this="MAPJOIN", expressions=[
+            exp.column(a) for hops, a in aliases.items() if hops])]))
+    rows = q.subquery("planner_joined", copy=False)
     parts = tuple(Partition(p.id, tuple((names.get(k, k), v) for k, v in p.region), p.generation)
                   for p in layout.partitions)
     kinds = tuple((names.get(k, k), v) for k, v in layout.kinds)
@@ -218,7 +225,7 @@ def insert_select(layout: Layout, columns: Mapping[str, str], source: str | exp.
     # The CASE cast to the column's type: Spark casts an INT CASE (small ids) to the BIGINT column
     # above the SORT BY, then sorts by the cast column for its dynamic-partition writer and drops
     # our sort as redundant, so the layout's order inside the partitions was lost.
-    cut, rows = joined_source(layout, table_expr(source, dialect))
+    cut, rows = joined_source(layout, table_expr(source, dialect), dialect)
     part = [] if static is not None else [
         exp.alias_(exp.cast(partition_case(cut), PARTITION_COLUMN_TYPE), _ident(pcol))]
     select, keys, helpers = _ordered_rows(layout, cols, part, rows, dialect)
