@@ -51,7 +51,7 @@ from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.join_pruning import with_join_columns
-from planner.layout import Layout, Partition, with_generation
+from planner.layout import Layout, Partition, keyed_by_id, with_generation
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
 from planner.workload_gen.tpch import TEMPLATES
@@ -140,8 +140,7 @@ def sideways_layout(base: Layout, analysis) -> Layout:
     groups[-1] = groups[-1].union(ValueSet.union_all(Kind.STRING, groups).complement())
     cut = Layout(base.table, "supplier region", tuple(Partition(i, ((a, g),)) for i, g in enumerate(groups, 1)),
                  kinds=((a, Kind.STRING),), joined=((a, column),))
-    by_id = lambda v: isinstance(v, dict) and v and all(str(k).lstrip("-").isdigit() for k in v)  # noqa: E731
-    meta = tuple((k, v) for k, v in base.meta if not by_id(v))  # hints keyed by the old ids go
+    meta = tuple((k, v) for k, v in base.meta if not keyed_by_id(v))  # hints keyed by the old ids go
     both = split(replace(base, generation=None), cut, 10_000)
     return with_generation(replace(both, order=base.order, types=base.types, settings=base.settings, meta=meta))
 

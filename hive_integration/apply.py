@@ -414,7 +414,7 @@ def check_sideways_keys(cat: Catalog, layout: Layout) -> None:
     """A layout with sideways cuts joins every row along its joined attributes' paths
     (``planner.emit.apply_sql.joined_source``): every hop must join a unique key today, or rows
     would be written more than once. Checked before any write (apply, append, re-layout)."""
-    from planner.emit.join_sql import table_ref
+    from planner.emit.join_sql import key_counts
 
     seen = set()
     for _, column in layout.joined:
@@ -422,11 +422,8 @@ def check_sideways_keys(cat: Catalog, layout: Layout) -> None:
             if (hop.table, hop.key) in seen:
                 continue
             seen.add((hop.table, hop.key))
-            k = exp.column(exp.to_identifier(hop.key, quoted=True))
-            q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))) \
-                .from_(table_ref(hop.table))
             try:
-                total, distinct = cat.run(q)[0]
+                total, distinct = cat.run(key_counts(hop.table, hop.key))[0]
             except Exception as e:  # gone or unreadable: the write cannot compute the cut
                 raise ApplyError(f"the layout cuts on {column.describe()}, but {hop.table} cannot be read: "
                                  f"{str(e).splitlines()[0][:200]}") from None

@@ -30,7 +30,7 @@ from sqlglot import exp
 from hive_integration.catalog import CatalogEntry, catalog_entry, input_files, table_files
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
-from planner.emit.join_sql import chained, join_chain, qualified_column, table_ref
+from planner.emit.join_sql import chained, join_chain, key_counts, qualified_column, table_ref
 from planner.join_pruning import (SMALL_SET, JoinRange, JoinRanges, join_columns_of, stale_property_keys,
                                   tables_of)
 from planner.joins import JoinColumn
@@ -91,9 +91,7 @@ def snapshots(spark, tables: Iterable[str],
 def _unique(spark, table: str, key: str, memo: dict) -> bool:
     """Whether ``key`` is unique in ``table``; ``memo`` keeps (rows, distinct keys) per (table, key)."""
     if (table, key) not in memo:
-        k = exp.column(exp.to_identifier(key, quoted=True))
-        q = exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(table_ref(table))
-        memo[(table, key)] = tuple(_run(spark, q)[0])
+        memo[(table, key)] = tuple(_run(spark, key_counts(table, key))[0])
     total, distinct = memo[(table, key)]
     return total == distinct
 

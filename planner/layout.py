@@ -211,6 +211,11 @@ def id_block(partitions: int) -> int:
     return block
 
 
+def keyed_by_id(value: Any) -> bool:
+    """A meta entry keyed by partition id (``partition_rows``, ``files_per_partition``)."""
+    return isinstance(value, dict) and bool(value) and all(str(x).lstrip("-").isdigit() for x in value)
+
+
 def with_generation(layout: Layout, generation: int | None = None) -> Layout:
     """``layout`` with its partitions numbered in a generation of their own (the catch-all keeps 0).
 
@@ -224,7 +229,7 @@ def with_generation(layout: Layout, generation: int | None = None) -> Layout:
                   for p in layout.partitions)
     meta = {}
     for k, v in layout.meta:
-        if isinstance(v, dict) and v and all(str(x).lstrip("-").isdigit() for x in v):
+        if keyed_by_id(v):
             v = {str(mapping.get(int(x), int(x))): y for x, y in v.items()}
         meta[k] = v
     return replace(layout, partitions=parts, generation=g, meta=tuple(meta.items()))

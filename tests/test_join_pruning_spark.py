@@ -52,16 +52,20 @@ def _no_limit(sql: str) -> str:
     return re.sub(r"\blimit\s+\d+\s*$", "", sql.strip(), flags=re.I)
 
 
+def load_tpch(spark, out, db: str, queries):
+    """Every TPC-H table at SF 0.01 in ``db``; the analysis of lineitem under ``queries``' golden SQL."""
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+    for t in TABLES:
+        load_table(spark, generate_table(0.01, out, t), f"{db}.{t}", row_group_bytes=64 * 1024)
+    schema = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
+    text = ";\n".join(golden_query(q) for q in queries) + ";\n"
+    wl = parse_workload(text, schema=schema, database=db, tables=[f"{db}.lineitem"])
+    return analyze_table(wl, f"{db}.lineitem", schema.columns("lineitem"))
+
+
 @pytest.fixture(scope="module")
 def tpch_db(spark, tmp_path_factory):
-    out = tmp_path_factory.mktemp("tpch_all")
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    for t in TABLES:
-        load_table(spark, generate_table(0.01, out, t), f"{DB}.{t}", row_group_bytes=64 * 1024)
-    schema = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
-    text = ";\n".join(golden_query(q) for q in QUERIES) + ";\n"
-    wl = parse_workload(text, schema=schema, database=DB, tables=[f"{DB}.lineitem"])
-    analysis = analyze_table(wl, f"{DB}.lineitem", schema.columns("lineitem"))
+    analysis = load_tpch(spark, tmp_path_factory.mktemp("tpch_all"), DB, QUERIES)
     layout = with_join_columns(quarter_layout(f"{DB}.lineitem"), analysis.join_columns())
     apply_layout(SparkRunner(spark), layout, drop_old=True)
     previous = spark.catalog.currentDatabase()

@@ -14,22 +14,16 @@ from pathlib import Path
 import pytest
 
 from hive_integration.apply import ApplyError, SparkRunner, apply_layout
-from hive_integration.tpch_data import generate_table, load_table
-from planner.analysis import analyze_table
 from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.joined import joined_attribute
 from planner.emit.ddl import layout_from_properties
 from planner.join_pruning import with_join_columns
 from planner.layout import Layout, Partition, with_generation
-from planner.workload import parse_workload
-from planner.workload.scans import schema_from_ddl
 from planner.workload_gen.tpch import golden_query
 from tests.test_e2e import invoke
-from tests.test_join_pruning_spark import _lineitem_partitions, _no_limit
-from tests.test_joins import ROOT
+from tests.test_join_pruning_spark import _lineitem_partitions, _no_limit, load_tpch
 
-TABLES = ("lineitem", "orders", "customer", "nation", "region", "supplier", "part")
 QUERIES = ("q05", "q07", "q21")
 DB = "sideways"
 NATIONS = ("ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "CHINA", "EGYPT", "ETHIOPIA", "FRANCE", "GERMANY", "INDIA",
@@ -51,15 +45,8 @@ def nation_layout(table: str, column) -> Layout:
 
 @pytest.fixture(scope="module")
 def sideways_db(spark, tmp_path_factory):
-    out = tmp_path_factory.mktemp("tpch_sideways")
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
-    for t in TABLES:
-        load_table(spark, generate_table(0.01, out, t), f"{DB}.{t}", row_group_bytes=64 * 1024)
+    analysis = load_tpch(spark, tmp_path_factory.mktemp("tpch_sideways"), DB, QUERIES)
     spark.sql(f"CREATE TABLE {DB}.lineitem_plain STORED AS PARQUET AS SELECT * FROM {DB}.lineitem")
-    schema = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
-    text = ";\n".join(_no_limit(golden_query(q)) for q in QUERIES) + ";\n"
-    wl = parse_workload(text, schema=schema, database=DB, tables=[f"{DB}.lineitem"])
-    analysis = analyze_table(wl, f"{DB}.lineitem", schema.columns("lineitem"))
     nation = next(c for c in analysis.join_columns()
                   if c.column == "n_name" and [h.table for h in c.path.hops] == [f"{DB}.supplier", f"{DB}.nation"])
     layout = with_join_columns(nation_layout(f"{DB}.lineitem", nation), analysis.join_columns())

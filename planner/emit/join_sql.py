@@ -32,6 +32,12 @@ def qualified_column(alias: str, name: str) -> exp.Column:
     return exp.column(exp.to_identifier(name, quoted=True), table=exp.to_identifier(alias))
 
 
+def key_counts(table: str, key: str) -> exp.Select:
+    """``SELECT count(*), count(DISTINCT key) FROM table``: a hop joins a unique key iff they are equal."""
+    k = exp.column(exp.to_identifier(key, quoted=True))
+    return exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(table_ref(table))
+
+
 def join_chain(columns: Sequence[JoinColumn]) -> tuple[dict[tuple, str], list[tuple[exp.Expression, exp.EQ]]]:
     """LEFT JOINs that follow every column's join path from the laid-out table (alias ``t``), shared
     prefixes joined once: (alias of each hop prefix, the joined tables with their ON conditions)."""
@@ -57,4 +63,4 @@ def chained(q: exp.Select, source: exp.Expression, joins) -> exp.Select:
     return q
 
 
-__all__ = ["SOURCE_ALIAS", "chained", "join_chain", "qualified_column", "table_ref"]
+__all__ = ["SOURCE_ALIAS", "chained", "join_chain", "key_counts", "qualified_column", "table_ref"]
