@@ -61,6 +61,21 @@ def _value(v):
     return v
 
 
+LEVEL_ENCODINGS = {"RLE", "BIT_PACKED"}  # repetition and definition levels
+
+
+def dictionary_only(chunk: pq.ColumnChunkMetaData) -> bool:
+    """Whether every data page of ``chunk`` is dictionary-encoded, so that parquet-mr's
+    ``DictionaryFilter`` can drop its row group: a dictionary page, and no encoding beside the
+    dictionary's and the levels'. parquet-mr writes ``PLAIN_DICTIONARY`` pages, and where the
+    dictionary does not pay on the first page (a column of nearly unique values) plain pages and
+    no dictionary. A writer that lists ``PLAIN`` for the dictionary page itself (parquet-cpp) is
+    read as not dictionary-only: the model then expects the row group read, never skipped."""
+    encodings = set(chunk.encodings)
+    return chunk.dictionary_page_offset is not None and bool(encodings & {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}) \
+        and encodings <= {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} | LEVEL_ENCODINGS
+
+
 def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
     columns: dict[str, ChunkStats] = {}
     sizes: dict[str, int] = {}
@@ -79,7 +94,7 @@ def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
             lo, hi = _value(st.min), _value(st.max)
             if lo is None or hi is None:
                 continue  # values the planner cannot compare: unknown
-            columns[path.lower()] = ChunkStats(lo, hi, nulls)
+            columns[path.lower()] = ChunkStats(lo, hi, nulls, dictionary_only(chunk))
         elif nulls is not None and nulls == md.num_rows:
             columns[path.lower()] = ChunkStats(None, None, nulls)  # only NULLs
         # else: no min/max although there are values: unknown

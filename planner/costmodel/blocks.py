@@ -47,6 +47,7 @@ is large and this factor is 1. Rows read are then expected rows.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, Iterator, Mapping, Sequence
@@ -74,6 +75,8 @@ class Blocks:
     group: np.ndarray | None = None  # row group of each block (pages of one group); None: a block is a group
     sampled: np.ndarray | None = None  # sample rows in each block (sampled boxes only)
     members: Callable[[str], tuple] | None = None  # attribute -> (codes, groups) of the sample rows, by code
+    # attribute -> whether each block's column chunk is dictionary-only (footers); None: simulated
+    dictionary: Mapping[str, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.part)
@@ -118,6 +121,29 @@ def lazy_boxes(names, compute: Callable[[str], tuple]) -> tuple[LazyColumns, ...
         return got
 
     return tuple(LazyColumns(names, once, i) for i in range(4))
+
+
+def plain_width(values: Sequence) -> float | None:
+    """Bytes a plain-encoded value of a column takes in Parquet as Spark writes it, judged from
+    ``values`` (the sample's, sorted); ``None`` for booleans, which take a bit either way. The
+    declared type is not known here: a BIGINT or DECIMAL(15,2) of small values counts 4 bytes,
+    not 8, and the writer's rule then errs toward plain pages, i.e. toward reading the row group."""
+    v = next((x for x in values if x is not None), None)
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, np.integer)):
+        return 4.0 if all(-2**31 <= x < 2**31 for x in (values[0], values[-1])) else 8.0
+    if isinstance(v, Decimal):  # INT32 up to 9 digits, INT64 up to 18
+        digits = max(len(x.as_tuple().digits) for x in (values[0], values[-1]))
+        return 4.0 if digits <= 9 else 8.0
+    if isinstance(v, (float, np.floating, dt.datetime)):
+        return 8.0
+    if isinstance(v, dt.date):
+        return 4.0
+    if isinstance(v, (str, bytes)):
+        step = max(1, len(values) // 1000)
+        return 4.0 + float(np.mean([len(x) for x in values[::step]]))
+    return 8.0
 
 
 def pushed_intervals(values: ValueSet) -> tuple[Interval, ...]:
@@ -331,6 +357,7 @@ class BlockReader:
                     share += np.where((lo <= r.start) & (hi >= r.start), point, 0.0)
             f = np.minimum(1.0, share / np.maximum(inside, 1.0))
             held = -np.expm1(unseen * np.log1p(-np.minimum(f, 1 - 1e-12)))
+            held = np.where(self._encoded(attribute), held, 1.0)  # plain pages: no dictionary to test
             held = np.where(inside > 0, held, 1.0)  # no sample row in the box: no evidence, read it
             if b.members is not None and self._own_counts and held.min() < 0.999:
                 held = np.maximum(held, self._own(attribute, code_ranges(uniq, vs), len(lo)))
@@ -338,6 +365,63 @@ class BlockReader:
                 held = np.maximum(held, self._at_edge(attribute, vs))
             out[i] = held
         return out
+
+    def _encoded(self, attribute: str) -> np.ndarray:
+        """bool per row group: whether its chunk of ``attribute`` is dictionary-only, so that the
+        dictionary filter applies. From the footers where they say; on simulated blocks, by
+        parquet-mr's rule: the writer keeps the dictionary when, on the first page, the dictionary
+        and the ids take fewer bytes than plain values,
+
+            D · w + N · ceil(log2 D) / 8 < N · w      (N rows on the page, D distinct values, w bytes a value)
+
+        else it writes plain pages and no dictionary (``l_orderkey`` in tpchgen order: 4 rows a
+        key, kept; the same column in a layout sorted on other columns: nearly unique, plain).
+        ``D`` is the smaller of two estimates, each of which can only err high: the values the
+        page's box spans, with each value's rows spread over the box's rows at random (exact for
+        a column the page is sorted on), and the page's rows over the rows a value has in its
+        row group, read from the pairs of sample rows that share a value there."""
+        key = ("encoded", attribute)
+        got = self._group_boxes.get(key)
+        if got is not None:
+            return got
+        b, (_, firsts) = self.blocks, self._group
+        if b.dictionary is not None or b.exact:
+            flags = (b.dictionary or {}).get(attribute)
+            got = np.ones(len(firsts), dtype=bool) if flags is None else np.logical_and.reduceat(flags, firsts)
+        else:
+            got = self._simulated_encoding(attribute, firsts)
+        self._group_boxes[key] = got
+        return got
+
+    def _simulated_encoding(self, attribute: str, firsts: np.ndarray) -> np.ndarray:
+        b, pop = self.blocks, self.population
+        uniq = pop.sample.uniques(attribute)
+        width = plain_width(uniq)
+        if width is None or b.sampled is None or b.members is None or not len(firsts):
+            return np.ones(len(firsts), dtype=bool)
+        lo, hi = b.cmin[attribute][firsts], b.cmax[attribute][firsts]
+        has = hi >= 0
+        lo_c, hi_c = np.where(has, lo, 0), np.where(has, np.minimum(hi + 1, len(uniq)), 0)
+        cum = pop.cum(attribute)
+        scale = float(b.rows.sum()) / max(float(b.sampled.sum()), 1.0)
+        page = b.rows[firsts]
+        box_rows = np.maximum((cum[hi_c] - cum[lo_c]) * scale, 1.0)
+        values = np.maximum(1.0, (hi_c - lo_c) / max(len(uniq), 1) / pop.point(attribute))
+        q = np.minimum(page / box_rows, 1 - 1e-12)
+        by_box = values * -np.expm1((box_rows / values) * np.log1p(-q))
+        # rows a value has in the row group: 1 + 2 · pairs / (N · s²), s the group's sampling rate
+        codes, group = b.members(attribute)
+        group_rows = np.add.reduceat(b.rows, firsts)
+        sampled = np.add.reduceat(b.sampled, firsts)
+        pairs = np.zeros(len(firsts))
+        if len(codes):
+            _, start, count = np.unique(group * (len(uniq) + 1) + codes, return_index=True, return_counts=True)
+            pairs = np.bincount(group[start], weights=count * (count - 1) / 2.0, minlength=len(firsts))
+        rate = sampled / np.maximum(group_rows, 1.0)
+        per_value = 1.0 + 2.0 * pairs / np.maximum(group_rows * rate ** 2, 1e-12)
+        distinct = np.minimum(np.minimum(by_box, page / per_value), page)
+        bits = np.ceil(np.log2(np.maximum(distinct, 2.0)))
+        return ~has | (distinct * width + page * bits / 8 < page * width)
 
     def _at_edge(self, attribute: str, vs: ValueSet) -> np.ndarray:
         """1 for the row groups whose min or max is one of the set's points."""

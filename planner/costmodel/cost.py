@@ -25,6 +25,7 @@ Sizes come from the sample (``SampleFrame``), scaled to the table.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -157,6 +158,7 @@ class CostModel:
         self.scan_width = np.array([
             sum(widths.get(c, 0.0) for c in s.columns) if s.columns else all_width for s in self.scans])
         self.cache = cache if cache is not None else LayoutCache()
+        self._splits: np.ndarray | None = None
         from planner.costmodel.joined import JoinPricing
         self.joins = JoinPricing(self.scans, self.sample, dict(stats.joined), analysis.settings)
         # the table's attributes, and the joined ones the sample carries (a sideways cut may cut on them)
@@ -252,12 +254,72 @@ class CostModel:
                     self.cache.ranks.clear()
                 rank = self.cache.ranks[order] = global_rank(self.sample, order)
         columns = [c for c in self.sample.table.column_names if c not in self.sample.derived]
+        split = self.splits() if rank is not None and self._written_locally(layout, files) else None
 
         def make():
             return simulated_blocks(self.sample, labels, files, rank, columns, self.params.block_rows, self.scale,
-                                    self.params.row_group_rows)
-        key = (id(layout.partitions), order, tuple(np.asarray(files).tolist()))
+                                    self.params.row_group_rows, split=split)
+        key = (id(layout.partitions), order, tuple(np.asarray(files).tolist()), split is not None)
         return self.cache.keyed(self.cache.blocks, key, layout.partitions, make)
+
+    def _written_locally(self, layout: Layout, files: np.ndarray) -> bool:
+        """Whether ``planner.emit.write_plan`` writes ``layout`` without a shuffle: each task then
+        sorts the rows of its own input split, and a file holds one split's rows."""
+        from planner.emit.write_plan import write_plan
+
+        per_partition = {p.id: int(k) for p, k in zip(layout.partitions, np.asarray(files).tolist())}
+        return not write_plan(layout, table_bytes=self.stats.bytes, files=per_partition).shuffle
+
+    def splits(self) -> np.ndarray | None:
+        """Each sample row's input split when the table is read for a write (``DEFAULT_SPLIT_BYTES``
+        each, in the files' order), or ``None`` when the sample has no positions. Rows that keep
+        the source's order inside a split: a file written without a shuffle spans only its
+        split's range of a column the source is clustered on (tpchgen's ``l_orderkey``)."""
+        if self._splits is None:
+            from planner.emit.write_plan import DEFAULT_SPLIT_BYTES
+
+            position = self._positions()
+            n = max(1, math.ceil(self.stats.bytes / DEFAULT_SPLIT_BYTES))
+            self._splits = np.zeros(0, dtype=np.int64) if position is None else \
+                np.minimum((position * n / max(self.stats.rows, 1)).astype(np.int64), n - 1)
+        return self._splits if len(self._splits) else None
+
+    def _positions(self) -> np.ndarray | None:
+        """Each sample row's position in the table (rows before it, files in their listed order):
+        the sample's own positions, else placed by the footers on the column the table is
+        clustered on most tightly (the row group whose min/max holds the row's value; a row no
+        box places gets a random position)."""
+        s = self.sample
+        if s.source_ordered:
+            rows_of = {f.path: f.rows for f in self.stats.data_files or ()}
+            per_file = np.array([rows_of.get(name, 0) for name in s.files or ()], dtype=float)
+            if len(per_file) and per_file.sum() > 0:
+                return np.r_[0.0, np.cumsum(per_file)[:-1]][s.file_of] + s.row_in_file
+            return None
+        from planner.costmodel.current import clustering
+
+        cur = self.current()
+        if not cur.blocks.exact:
+            return None
+        widths = {a: w for a, w in clustering(cur, s).items() if w <= 0.2 and a not in self.joins.kinds}
+        if not widths:
+            return None
+        a = min(widths, key=widths.get)
+        b = cur.blocks
+        start = np.r_[0.0, np.cumsum(b.rows)[:-1]]
+        has = np.flatnonzero(b.cmax[a] >= 0)
+        by_lo = has[np.argsort(b.cmin[a][has], kind="stable")]
+        uniq, codes = s.uniques(a), s.codes(a)
+        at = np.searchsorted(b.values[a], uniq)  # the sample's values among the footers' (bisect_left)
+        exact = (at < len(b.values[a])) & (np.array([b.values[a][min(i, len(b.values[a]) - 1)] for i in at],
+                                                   dtype=object) == np.array(uniq, dtype=object))
+        code = np.where(exact, at, at - 0.5)  # a value between two footer values lies between their codes
+        k = np.searchsorted(b.cmin[a][by_lo], code, side="right") - 1
+        ok = (k >= 0) & (b.cmax[a][by_lo[np.maximum(k, 0)]] >= code)
+        block = np.where(ok, by_lo[np.maximum(k, 0)], -1)
+        row_block = np.where(codes >= 0, block[np.maximum(codes, 0)], -1)
+        rand = (s.salt % max(int(self.stats.rows), 1)).astype(float)
+        return np.where(row_block >= 0, start[np.maximum(row_block, 0)] + b.rows[np.maximum(row_block, 0)] / 2, rand)
 
     def attributes(self) -> list[str]:
         """Columns the workload constrains (alone or in a multi-column clause) that Parquet can

@@ -102,7 +102,7 @@ def _box(st, kind: Kind, rows: int):
 def from_footers(stats: TableStats, kinds: Mapping[str, Kind]) -> CurrentTable:
     files = stats.data_files
     specs, of_file = _specs(files)
-    part, rows, per_attr = [], [], {}
+    part, rows, per_attr, encoded = [], [], {}, {}
     attrs = [a for a, k in kinds.items() if k.orderable and stats.column(a) is not None]
     for f, p in zip(files, of_file):
         constant = dict(f.partition)
@@ -114,9 +114,12 @@ def from_footers(stats: TableStats, kinds: Mapping[str, Kind]) -> CurrentTable:
                     raw = constant[a]
                     v = _partition_value(raw, kinds[a])
                     box = (None, None, g.rows) if raw is None else None if v is None else (v, v, 0)
+                    chunk = None
                 else:
-                    box = _box(g.columns.get(a), kinds[a], g.rows)
+                    chunk = g.columns.get(a)
+                    box = _box(chunk, kinds[a], g.rows)
                 per_attr.setdefault(a, []).append(box)
+                encoded.setdefault(a, []).append(chunk is None or chunk.dictionary)
     values, cmin, cmax, nulls, unknown = {}, {}, {}, {}, {}
     for a, boxes in per_attr.items():
         seen = sorted({v for b in boxes if b is not None for v in b[:2] if v is not None})
@@ -127,7 +130,7 @@ def from_footers(stats: TableStats, kinds: Mapping[str, Kind]) -> CurrentTable:
         nulls[a] = np.array([b is None or b[2] is None or b[2] > 0 for b in boxes], dtype=bool)
         unknown[a] = np.array([b is None for b in boxes], dtype=bool)
     blocks = Blocks(np.array(part, dtype=np.int64), np.array(rows, dtype=float), values, cmin, cmax, nulls,
-                    exact=True, unknown=unknown)
+                    exact=True, unknown=unknown, dictionary={a: np.array(e, dtype=bool) for a, e in encoded.items()})
     prows = np.bincount(of_file, weights=[f.rows for f in files], minlength=len(specs)).astype(float)
     nfiles = np.bincount(of_file, minlength=len(specs)).astype(float)
     return CurrentTable(_layout(stats.table, _regions(specs, kinds), kinds), blocks, prows, nfiles, "footers")

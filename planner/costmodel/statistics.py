@@ -45,6 +45,9 @@ class ChunkStats:
     min: Any
     max: Any
     nulls: int | None
+    # Every data page is dictionary-encoded, so Parquet's dictionary filter can drop the row group
+    # for a lookup (a writer falls back to plain pages where a dictionary does not pay).
+    dictionary: bool = True
 
 
 @dataclass(frozen=True)

@@ -34,26 +34,34 @@ from planner.costmodel.sample import SampleFrame
 
 def simulated_blocks(sample: SampleFrame, labels: np.ndarray, files: np.ndarray, rank: np.ndarray | None,
                      attributes: Sequence[str], rows_per_page: float, scale: float,
-                     rows_per_group: float | None = None) -> Blocks:
+                     rows_per_group: float | None = None, split: np.ndarray | None = None) -> Blocks:
     """Blocks of a layout on the sample.
 
     ``labels``: partition of each sample row (-1: none). ``files[p]``: files partition ``p`` is
     written into. ``rank``: each row's position in the layout's order (ties already broken by
     the source order), or ``None`` when the rows of a file are in no known order. Each file is
     cut into row groups of ``rows_per_group`` table rows and those into pages (blocks) of
-    ``rows_per_page``. Boxes are computed for ``attributes`` on first use.
+    ``rows_per_page``. Boxes are computed for ``attributes`` on first use. ``split``: each
+    sample row's input split, for a write without a shuffle (a file per split and partition,
+    holding that split's rows); ``None``: files get rows at random (the salt).
     """
     keep = np.flatnonzero(labels >= 0)
     lab = labels[keep]
     k = np.asarray(files, dtype=np.int64)[lab] if len(keep) else np.zeros(0, dtype=np.int64)
     s = sample.salt[keep]
-    file_no = np.where(k > 1, s % np.maximum(k, 1), 0) if rank is not None else np.zeros(len(keep), dtype=np.int64)
+    if rank is None:
+        file_no = np.zeros(len(keep), dtype=np.int64)
+    elif split is not None:
+        file_no = split[keep]
+    else:
+        file_no = np.where(k > 1, s % np.maximum(k, 1), 0)
     n = sample.n + 1
     within = np.zeros(len(keep), dtype=np.int64) if rank is None else rank[keep]
-    key = (lab * (int(np.max(files, initial=1)) + 1) + file_no) * n + within
+    width = max(int(np.max(files, initial=1)), int(np.max(file_no, initial=0)) + 1) + 1
+    key = (lab * width + file_no) * n + within
     order = np.argsort(key, kind="stable")
     rows = keep[order]
-    group = (lab * (int(np.max(files, initial=1)) + 1) + file_no)[order]
+    group = (lab * width + file_no)[order]
     if len(rows) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Blocks(empty, empty.astype(float), {}, {}, {}, {})
