@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import weakref
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, Iterator, Mapping, Sequence
@@ -77,6 +78,7 @@ class Blocks:
     members: Callable[[str], tuple] | None = None  # attribute -> (codes, groups) of the sample rows, by code
     # attribute -> whether each block's column chunk is dictionary-only (footers); None: simulated
     dictionary: Mapping[str, np.ndarray] | None = None
+    group_of: np.ndarray | None = None  # each sample row's row group (-1: in none; sampled boxes only)
 
     def __len__(self) -> int:
         return len(self.part)
@@ -234,6 +236,7 @@ class Population:
         self.sample = sample
         self._cum: dict[str, np.ndarray] = {}
         self._point: dict[str, float] = {}
+        self._order: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def cum(self, attribute: str) -> np.ndarray:
         """``cum[c]``: sample rows with a code below ``c`` (NULLs not counted)."""
@@ -244,6 +247,27 @@ class Population:
             got = self._cum[attribute] = np.r_[0, np.cumsum(counts)]
         return got
 
+    def pairs(self, attribute: str, group_of: np.ndarray, groups: int, max_lag: int = 16) -> np.ndarray:
+        """Per group: the pairs of sample rows in it that share a value of ``attribute``
+        (``group_of``: each sample row's group, -1: none). Rows are visited in the attribute's
+        order, computed once; pairs of a value held by more than ``max_lag`` + 1 sample rows are
+        undercounted, which only makes values look rarer (plain pages, lookups read)."""
+        got = self._order.get(attribute)
+        if got is None:
+            codes = self.sample.codes(attribute)
+            order = np.argsort(codes, kind="stable")
+            order = order[codes[order] >= 0]
+            got = self._order[attribute] = (order, codes[order])
+        order, codes = got
+        g = group_of[order]
+        out = np.zeros(groups)
+        for lag in range(1, min(max_lag, len(order) - 1) + 1):
+            same = (codes[lag:] == codes[:-lag]) & (g[lag:] == g[:-lag]) & (g[lag:] >= 0)
+            if not same.any():
+                break
+            out += np.bincount(g[lag:][same], minlength=groups)[:groups]
+        return out
+
     def point(self, attribute: str) -> float:
         """The share of the table one value the sample does not hold makes: ``1 / ndv``."""
         got = self._point.get(attribute)
@@ -252,6 +276,9 @@ class Population:
             codes = self.sample.codes(attribute)
             got = self._point[attribute] = 1.0 / max(gee_ndv(codes, self.sample.n), 1.0)
         return got
+
+
+_ENCODED: "weakref.WeakKeyDictionary[Blocks, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
 
 
 class BlockReader:
@@ -357,7 +384,8 @@ class BlockReader:
                     share += np.where((lo <= r.start) & (hi >= r.start), point, 0.0)
             f = np.minimum(1.0, share / np.maximum(inside, 1.0))
             held = -np.expm1(unseen * np.log1p(-np.minimum(f, 1 - 1e-12)))
-            held = np.where(self._encoded(attribute), held, 1.0)  # plain pages: no dictionary to test
+            if held.min() < 0.999:  # a lookup the dictionaries may drop groups for, if there are any
+                held = np.where(self._encoded(attribute), held, 1.0)  # plain pages: no dictionary to test
             held = np.where(inside > 0, held, 1.0)  # no sample row in the box: no evidence, read it
             if b.members is not None and self._own_counts and held.min() < 0.999:
                 held = np.maximum(held, self._own(attribute, code_ranges(uniq, vs), len(lo)))
@@ -380,24 +408,24 @@ class BlockReader:
         page's box spans, with each value's rows spread over the box's rows at random (exact for
         a column the page is sorted on), and the page's rows over the rows a value has in its
         row group, read from the pairs of sample rows that share a value there."""
-        key = ("encoded", attribute)
-        got = self._group_boxes.get(key)
+        b, (_, firsts) = self.blocks, self._group
+        known = _ENCODED.setdefault(b, {})  # the blocks of a layout are shared by every reader of them
+        got = known.get(attribute)
         if got is not None:
             return got
-        b, (_, firsts) = self.blocks, self._group
         if b.dictionary is not None or b.exact:
             flags = (b.dictionary or {}).get(attribute)
             got = np.ones(len(firsts), dtype=bool) if flags is None else np.logical_and.reduceat(flags, firsts)
         else:
             got = self._simulated_encoding(attribute, firsts)
-        self._group_boxes[key] = got
+        known[attribute] = got
         return got
 
     def _simulated_encoding(self, attribute: str, firsts: np.ndarray) -> np.ndarray:
         b, pop = self.blocks, self.population
         uniq = pop.sample.uniques(attribute)
         width = plain_width(uniq)
-        if width is None or b.sampled is None or b.members is None or not len(firsts):
+        if width is None or b.sampled is None or b.group_of is None or not len(firsts):
             return np.ones(len(firsts), dtype=bool)
         lo, hi = b.cmin[attribute][firsts], b.cmax[attribute][firsts]
         has = hi >= 0
@@ -409,14 +437,13 @@ class BlockReader:
         values = np.maximum(1.0, (hi_c - lo_c) / max(len(uniq), 1) / pop.point(attribute))
         q = np.minimum(page / box_rows, 1 - 1e-12)
         by_box = values * -np.expm1((box_rows / values) * np.log1p(-q))
+        plain = has & (by_box * width + page * np.ceil(np.log2(np.maximum(by_box, 2.0))) / 8 >= page * width)
+        if not plain.any():
+            return np.ones(len(firsts), dtype=bool)  # the upper estimate keeps every dictionary already
         # rows a value has in the row group: 1 + 2 · pairs / (N · s²), s the group's sampling rate
-        codes, group = b.members(attribute)
+        pairs = pop.pairs(attribute, b.group_of, len(firsts))
         group_rows = np.add.reduceat(b.rows, firsts)
         sampled = np.add.reduceat(b.sampled, firsts)
-        pairs = np.zeros(len(firsts))
-        if len(codes):
-            _, start, count = np.unique(group * (len(uniq) + 1) + codes, return_index=True, return_counts=True)
-            pairs = np.bincount(group[start], weights=count * (count - 1) / 2.0, minlength=len(firsts))
         rate = sampled / np.maximum(group_rows, 1.0)
         per_value = 1.0 + 2.0 * pairs / np.maximum(group_rows * rate ** 2, 1e-12)
         distinct = np.minimum(np.minimum(by_box, page / per_value), page)

@@ -103,8 +103,10 @@ def simulated_blocks(sample: SampleFrame, labels: np.ndarray, files: np.ndarray,
             known[a] = c[keep][order], row_group_of[keep][order]
         return known[a]
 
+    group_of = np.full(sample.n, -1, dtype=np.int64)
+    group_of[rows] = row_group_of
     return Blocks(part.astype(np.int64), sizes.astype(float) * scale, values, cmin, cmax, nulls,
-                  group=row_group.astype(np.int64), sampled=sizes.astype(float), members=members)
+                  group=row_group.astype(np.int64), sampled=sizes.astype(float), members=members, group_of=group_of)
 
 
 __all__ = ["simulated_blocks"]
