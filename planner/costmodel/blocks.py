@@ -28,8 +28,11 @@ inFilterThreshold``), so such point lists are read as their hull. Derived attrib
 (``a < b``) are never pushed to Parquet and never skip a block.
 
 Dictionaries. Parquet also drops a whole row group whose dictionary holds no value of the
-predicate (parquet-mr's ``DictionaryFilter``; every column chunk of a row group of a few thousand
-rows is dictionary-encoded): ``l_orderkey = 4242`` reads nothing when no order 4242 exists,
+predicate (parquet-mr's ``DictionaryFilter``), where every page of the column chunk is
+dictionary-encoded: the writer keeps a dictionary only where it pays on the first page
+(``BlockReader._encoded``; nearly unique values, such as ``l_extendedprice`` or ``l_orderkey`` in
+a layout not sorted on it, are written plain and get no such test). ``l_orderkey = 4242`` on the
+table in ``l_orderkey`` order reads nothing when no order 4242 exists,
 although 4242 lies between a row group's min and max; ``l_partkey = 123`` reads the ~30 row groups
 holding part 123, not every one whose box spans it. Which values a row group holds the sample
 cannot list, so the model counts a row group with the probability that it holds one:

@@ -7,7 +7,9 @@ file sorted by the layout's order, ties in the order the rows arrive (the source
 cut into row groups and pages. So on the sample:
 
 1. every row gets its partition (``labels``) and, where a partition has several files, a file
-   from a fixed pseudo-random salt (``SampleFrame.salt``);
+   from a fixed pseudo-random salt (``SampleFrame.salt``); a layout written without a shuffle
+   (``planner.emit.write_plan``) has a file per input split instead, holding that split's rows
+   (``CostModel.splits``: a table loaded in ``l_orderkey`` order leaves each file one range of it);
 2. the rows of each (partition, file) are ordered by the layout's order (``rank``, ties at
    random: ``planner.costmodel.ordering.global_rank``);
 3. each (partition, file) is cut into blocks of ``rows_per_block`` table rows, and each block's
