@@ -188,3 +188,17 @@ def test_the_pick_never_regresses_a_guarded_query(n, group, seed, text):
     guard = make_guard(model, wl)
     verdict = guard.check(best.layout, model.evaluate(best.layout))
     assert verdict.ok, verdict.regressions
+
+
+def test_the_robustness_weight_trades_the_workload_for_the_robustness_set():
+    """``--robustness-weight``: the heavier the queries no workload names weigh, the less the pick
+    reads on them and the more on the workload (here: sorted by x, then x partitions keeping k's
+    order inside, then the table as it is)."""
+    wl = parse_workload("SELECT * FROM t WHERE x BETWEEN 1 AND 2;")
+    analysis = analyze_table(wl, "t", COLUMNS)
+    picks = [advise(wl, analysis, stats_of(K, X), replace(PARAMS, allow_regressions=True, robustness_weight=w)
+                    ).result.best for w in (0.0, 1.0, 100.0)]
+    workload = [p.rows for p in picks]
+    robust = [p.verdict.robust_rows for p in picks]
+    assert workload == sorted(workload) and robust == sorted(robust, reverse=True)
+    assert robust[-1] < robust[0] and workload[-1] > workload[0]

@@ -71,6 +71,10 @@ class TableOutcome:
               help="Cost of opening one file (footer read), in rows read.")
 @click.option("--page-rows", type=int, default=CostParams.page_rows, show_default=True,
               help="Rows per Parquet page the layout will be written with (Spark skips pages by their index).")
+@click.option("--robustness-weight", type=click.FloatRange(min=0), default=CostParams.robustness_weight,
+              show_default=True,
+              help="Weight of the robustness set (ranges on every column) in the score, as a share of the "
+                   "workload's volume: higher keeps queries the workload does not name cheaper, at the workload's cost.")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
 @click.option("--allow-regressions", is_flag=True,
               help="Advise the cheapest layout even if some queries would read more than 1.2x their rows today "
@@ -79,7 +83,8 @@ class TableOutcome:
 @workload_options
 def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_rows, max_partitions,
                min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
-               page_rows, aggregation_factor, allow_regressions, metastore, state_dir, dialect, on_error, fmt):
+               page_rows, robustness_weight, aggregation_factor, allow_regressions, metastore, state_dir, dialect,
+               on_error, fmt):
     """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
     layout.json, report.md) for each table worth laying out.
 
@@ -94,7 +99,7 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
                         partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
-                        page_rows=page_rows, aggregation_factor=aggregation_factor,
+                        page_rows=page_rows, robustness_weight=robustness_weight, aggregation_factor=aggregation_factor,
                         allow_regressions=allow_regressions)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
     from hive_integration.view_lookup import spark_view_lookup
