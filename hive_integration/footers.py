@@ -65,15 +65,19 @@ LEVEL_ENCODINGS = {"RLE", "BIT_PACKED"}  # repetition and definition levels
 
 
 def dictionary_only(chunk: pq.ColumnChunkMetaData) -> bool:
-    """Whether every data page of ``chunk`` is dictionary-encoded, so that parquet-mr's
-    ``DictionaryFilter`` can drop its row group: a dictionary page, and no encoding beside the
-    dictionary's and the levels'. parquet-mr writes ``PLAIN_DICTIONARY`` pages, and where the
-    dictionary does not pay on the first page (a column of nearly unique values) plain pages and
-    no dictionary. A writer that lists ``PLAIN`` for the dictionary page itself (parquet-cpp) is
-    read as not dictionary-only: the model then expects the row group read, never skipped."""
+    """Whether every data page of ``chunk`` may be dictionary-encoded, so that parquet-mr's
+    ``DictionaryFilter`` can drop its row group. parquet-mr (Spark's writer) writes
+    ``PLAIN_DICTIONARY`` pages, and where the dictionary does not pay on the first page (a column of
+    nearly unique values) plain pages and no dictionary page: both tell for certain. A writer of
+    ``RLE_DICTIONARY`` pages (parquet-cpp) lists ``PLAIN`` for its dictionary page whether or not
+    it fell back, so its chunks count as dictionary-encoded, as before: the table as it is then
+    looks no worse than it is, the safe side for the guard."""
     encodings = set(chunk.encodings)
-    return chunk.dictionary_page_offset is not None and bool(encodings & {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}) \
-        and encodings <= {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} | LEVEL_ENCODINGS
+    if chunk.dictionary_page_offset is None:
+        return False
+    if "PLAIN_DICTIONARY" in encodings:
+        return encodings <= {"PLAIN_DICTIONARY"} | LEVEL_ENCODINGS
+    return "RLE_DICTIONARY" in encodings
 
 
 def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:

@@ -113,4 +113,5 @@ def test_dictionary_only_reads_the_encodings_as_parquet_mr_does():
     assert dictionary_only(chunk(("PLAIN_DICTIONARY", "RLE", "BIT_PACKED")))  # parquet-mr, Spark's writer
     assert not dictionary_only(chunk(("PLAIN", "RLE", "BIT_PACKED"), dictionary=False))  # fell back to plain
     assert not dictionary_only(chunk(("PLAIN_DICTIONARY", "PLAIN", "RLE")))  # fell back after some pages
-    assert not dictionary_only(chunk(("PLAIN", "RLE", "RLE_DICTIONARY")))  # parquet-cpp: cannot tell
+    assert dictionary_only(chunk(("PLAIN", "RLE", "RLE_DICTIONARY")))  # parquet-cpp: cannot tell, as before
+    assert not dictionary_only(chunk(("PLAIN", "RLE"), dictionary=False))
