@@ -202,3 +202,23 @@ def test_the_robustness_weight_trades_the_workload_for_the_robustness_set():
     robust = [p.verdict.robust_rows for p in picks]
     assert workload == sorted(workload) and robust == sorted(robust, reverse=True)
     assert robust[-1] < robust[0] and workload[-1] > workload[0]
+
+
+def test_a_table_clustered_on_a_key_is_also_offered_a_few_partitions_in_its_load_order():
+    """The guard rules out the full cut of a clustered table; the search also costs coarse cuts
+    (``coarse_cuts``: 2 to 8 ranges of one filtered column), each kept in the load order, which
+    can pass it (SF 1 Q6 variants: three ranges of l_quantity, where eleven do not pass)."""
+    from planner.costmodel.search import COARSE_PARTITIONS, coarse_cuts
+
+    n = 60_000
+    k = list(range(1, n + 1))
+    x = [(v * 7919) % 16 for v in k]
+    wl = parse_workload("SELECT * FROM t WHERE x <= 3;\n" * 4)
+    analysis = analyze_table(wl, "t", COLUMNS)
+    params = replace(PARAMS, row_group_rows=100, page_rows=100)
+    adv = advise(wl, analysis, stats_of(k, x, group=100), params)
+    cuts = coarse_cuts(adv.guard.model, ["x"])
+    assert cuts and all(1 < len(c.partitions) <= max(COARSE_PARTITIONS) for c in cuts)
+    load = Ordering("sort", ("k",))
+    costed = {(len(v.layout.partitions), v.layout.order) for v in adv.result.variants}
+    assert all((len(c.partitions), load) in costed for c in cuts)
