@@ -207,7 +207,7 @@ def test_the_robustness_weight_trades_the_workload_for_the_robustness_set():
 def test_a_table_clustered_on_a_key_is_also_offered_a_few_partitions_in_its_load_order():
     """The guard rules out the full cut of a clustered table; the search also costs coarse cuts
     (``coarse_cuts``: 2 to 8 ranges of one filtered column), each kept in the load order, which
-    can pass it (SF 1 Q6 variants: three ranges of l_quantity, where eleven do not pass)."""
+    can pass it (SF 1 Q6 variants: the guarded pick is three ranges of l_quantity)."""
     from planner.costmodel.search import COARSE_PARTITIONS, coarse_cuts
 
     n = 60_000

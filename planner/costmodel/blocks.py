@@ -51,8 +51,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Callable, Iterator, Mapping, Sequence
 
@@ -82,6 +81,9 @@ class Blocks:
     # attribute -> whether each block's column chunk is dictionary-only (footers); None: simulated
     dictionary: Mapping[str, np.ndarray] | None = None
     group_of: np.ndarray | None = None  # each sample row's row group (-1: in none; sampled boxes only)
+    # attribute -> dictionary-only per row group, as ``BlockReader._encoded`` judged it (shared by
+    # every reader of these blocks)
+    encoded: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.part)
@@ -281,9 +283,6 @@ class Population:
         return got
 
 
-_ENCODED: "weakref.WeakKeyDictionary[Blocks, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
-
-
 class BlockReader:
     """Which blocks each scan reads: ``reads(scans, part_hits)``. Code ranges are cached per
     (attribute, set) in ``ranges`` (share it between readers of blocks on the same values);
@@ -412,7 +411,7 @@ class BlockReader:
         a column the page is sorted on), and the page's rows over the rows a value has in its
         row group, read from the pairs of sample rows that share a value there."""
         b, (_, firsts) = self.blocks, self._group
-        known = _ENCODED.setdefault(b, {})  # the blocks of a layout are shared by every reader of them
+        known = b.encoded
         got = known.get(attribute)
         if got is not None:
             return got

@@ -287,8 +287,7 @@ class CostModel:
     def _positions(self) -> np.ndarray | None:
         """Each sample row's position in the table (rows before it, files in their listed order):
         the sample's own positions, else placed by the footers on the column the table is
-        clustered on most tightly (the row group whose min/max holds the row's value; a row no
-        box places gets a random position)."""
+        clustered on most tightly (``current.positions``)."""
         s = self.sample
         if s.source_ordered:
             rows_of = {f.path: f.rows for f in self.stats.data_files or ()}
@@ -296,30 +295,11 @@ class CostModel:
             if len(per_file) and per_file.sum() > 0:
                 return np.r_[0.0, np.cumsum(per_file)[:-1]][s.file_of] + s.row_in_file
             return None
-        from planner.costmodel.current import clustering
+        from planner.costmodel.current import clustered, positions
 
         cur = self.current()
-        if not cur.blocks.exact:
-            return None
-        widths = {a: w for a, w in clustering(cur, s).items() if w <= 0.2 and a not in self.joins.kinds}
-        if not widths:
-            return None
-        a = min(widths, key=widths.get)
-        b = cur.blocks
-        start = np.r_[0.0, np.cumsum(b.rows)[:-1]]
-        has = np.flatnonzero(b.cmax[a] >= 0)
-        by_lo = has[np.argsort(b.cmin[a][has], kind="stable")]
-        uniq, codes = s.uniques(a), s.codes(a)
-        at = np.searchsorted(b.values[a], uniq)  # the sample's values among the footers' (bisect_left)
-        exact = (at < len(b.values[a])) & (np.array([b.values[a][min(i, len(b.values[a]) - 1)] for i in at],
-                                                   dtype=object) == np.array(uniq, dtype=object))
-        code = np.where(exact, at, at - 0.5)  # a value between two footer values lies between their codes
-        k = np.searchsorted(b.cmin[a][by_lo], code, side="right") - 1
-        ok = (k >= 0) & (b.cmax[a][by_lo[np.maximum(k, 0)]] >= code)
-        block = np.where(ok, by_lo[np.maximum(k, 0)], -1)
-        row_block = np.where(codes >= 0, block[np.maximum(codes, 0)], -1)
-        rand = (s.salt % max(int(self.stats.rows), 1)).astype(float)
-        return np.where(row_block >= 0, start[np.maximum(row_block, 0)] + b.rows[np.maximum(row_block, 0)] / 2, rand)
+        keys = clustered(cur, s) if cur.blocks.exact else []
+        return positions(cur, s, keys[0]) if keys else None
 
     def attributes(self) -> list[str]:
         """Columns the workload constrains (alone or in a multi-column clause) that Parquet can

@@ -204,18 +204,46 @@ def clustering(current: CurrentTable, sample: SampleFrame) -> dict[str, float]:
         has = b.cmax[a] >= 0
         if codes.size < 2 or not has.any():
             continue
-        uniq = sample.uniques(a)
-        values = b.values[a]
-        if values is uniq:
-            lo_code, hi_code = b.cmin[a][has], b.cmax[a][has]
-        else:  # exact boxes: their values placed among the sample's
-            lo_code = np.array([bisect.bisect_left(uniq, values[c]) for c in b.cmin[a][has]])
-            hi_code = np.array([bisect.bisect_right(uniq, values[c]) - 1 for c in b.cmax[a][has]])
+        lo_code, hi_code = _sample_codes(b, a, sample.uniques(a), has)
         below = np.searchsorted(codes, lo_code, side="left")
         upto = np.searchsorted(codes, hi_code, side="right")
         share = (upto - below) / codes.size
         out[a] = float(np.average(share, weights=b.rows[has]))
     return out
+
+
+def _sample_codes(b, a: str, uniq, which: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes of blocks ``which`` on ``a`` as codes of the sample's values ``uniq``: the
+    sample values inside each box are ``lo..hi`` (exact boxes: their values placed among the
+    sample's)."""
+    if b.values[a] is uniq:
+        return b.cmin[a][which], b.cmax[a][which]
+    values = b.values[a]
+    return (np.array([bisect.bisect_left(uniq, values[c]) for c in b.cmin[a][which]], dtype=np.int64),
+            np.array([bisect.bisect_right(uniq, values[c]) - 1 for c in b.cmax[a][which]], dtype=np.int64))
+
+
+def clustered(current: CurrentTable, sample: SampleFrame, limit: float = 0.2) -> list[str]:
+    """Columns the table is clustered on now (``clustering`` at most ``limit``), tightest first."""
+    widths = clustering(current, sample)
+    return [a for a, w in sorted(widths.items(), key=lambda kv: kv[1]) if w <= limit]
+
+
+def positions(current: CurrentTable, sample: SampleFrame, column: str) -> np.ndarray:
+    """Each sample row's position in the table (rows before it, blocks in file order), placed by
+    the block whose box on ``column`` holds its value (the first, by box start); a row no box
+    holds (NULL, or a value between boxes) gets a random position (``SampleFrame.salt``)."""
+    b = current.blocks
+    start = np.r_[0.0, np.cumsum(b.rows)[:-1]]
+    has = np.flatnonzero(b.cmax[column] >= 0)
+    lo, hi = _sample_codes(b, column, sample.uniques(column), has)
+    order = np.argsort(lo, kind="stable")
+    codes = sample.codes(column)
+    k = np.searchsorted(lo[order], codes, side="right") - 1
+    held = (codes >= 0) & (k >= 0) & (hi[order][np.maximum(k, 0)] >= codes)
+    block = has[order][np.maximum(k, 0)]
+    random = (sample.salt % max(int(b.rows.sum()), 1)).astype(float)
+    return np.where(held, start[block] + b.rows[block] / 2, random)
 
 
 def current_table(stats: TableStats, sample: SampleFrame, kinds: Mapping[str, Kind],
@@ -226,4 +254,5 @@ def current_table(stats: TableStats, sample: SampleFrame, kinds: Mapping[str, Ki
     return from_sample(stats, sample, kinds, attributes)
 
 
-__all__ = ["CURRENT", "CurrentTable", "clustering", "current_table", "from_footers", "from_sample", "is_current"]
+__all__ = ["CURRENT", "CurrentTable", "clustered", "clustering", "current_table", "from_footers", "from_sample",
+           "is_current", "positions"]

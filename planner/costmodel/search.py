@@ -154,10 +154,9 @@ def build_contenders(model: CostModel, log: Callable[[str], None] | None = None)
 # ---- orderings ---------------------------------------------------------------------------------
 def clustered_columns(model: CostModel, limit: float = 0.2) -> list[str]:
     """Columns the table is clustered on now, tightest first (``current.clustering``)."""
-    from planner.costmodel.current import clustering
+    from planner.costmodel.current import clustered
 
-    widths = clustering(model.current(), model.sample)
-    return [a for a, w in sorted(widths.items(), key=lambda kv: kv[1]) if w <= limit]
+    return clustered(model.current(), model.sample, limit)
 
 
 def keep_order(model: CostModel, orders: Sequence[Ordering], key: str) -> list[Ordering]:
@@ -287,9 +286,9 @@ def coarse_cuts(model: CostModel, attrs: Sequence[str], columns: int = COARSE_CO
     """CPS plans of a few partitions on one of the ``columns`` most filtered attributes.
 
     Kept in the load order inside (``l_orderkey``), a lookup on the key the table is clustered
-    on reads one run per partition: one or two pages more each. With 2 to 4 partitions that
-    stays within the guard's 1.2x where the full CPS plan does not (SF 1 Q6 variants: three
-    ranges of ``l_discount`` pass, eleven do not)."""
+    on reads one run per partition: one or two pages more each. A few partitions can stay
+    within the guard's 1.2x where the full CPS plan does not (SF 1 Q6 variants: the guarded pick
+    is three ranges of ``l_quantity``, ``benchmarks/results/issue11/tpch_sf1.md``)."""
     from planner.costmodel.dpmerge import cps_single_column
 
     out: list[Layout] = []
