@@ -9,8 +9,8 @@ so the figure is the planner's own cost. Issue #3 target: ≤ 10 s for 1,000 que
 from __future__ import annotations
 
 import argparse
-import os
 import datetime as dt
+import os
 import statistics
 import sys
 import time
@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from planner.advice import advise
-from planner.analysis import analyze_table
+from devtools.workload_gen import tpch_workload
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostParams
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
-from planner.workload_gen import tpch_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/analyze_bench.py [--sizes 100 1000 10000] [--repeat 3] [--profile N]
 
 For each size it writes ``tpch_workload(n, seed=1)`` to a temporary file (``workload_file_text``,
-as ``python -m planner.workload_gen tpch -n N --seed 1`` writes it) and runs the real command,
+as ``python -m devtools.workload_gen tpch -n N --seed 1`` writes it) and runs the real command,
 
     planner analyze FILE --schema sql/tpch_schema.sql
 
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from planner.workload_gen import workload_file_text  # noqa: E402
+from devtools.workload_gen import workload_file_text  # noqa: E402
 
 SEED = 1
 SCHEMA = ROOT / "sql" / "tpch_schema.sql"
@@ -72,7 +72,7 @@ def counts(output: str) -> tuple[int, int]:
 
 
 def profile(path: Path) -> str:
-    from planner.analysis import analyze
+    from planner.analysis.table_analysis import analyze
     from planner.workload import read_workload
     from planner.workload.scans import schema_from_ddl
 

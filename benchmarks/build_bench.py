@@ -31,7 +31,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from benchmarks.tpch_build import Built, Stage, build_copy, build_layout, stages_of
-from planner.layout import Layout
+from planner.model.layout import Layout
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"pick": 1.5, "sort": 1.5, "curve": 2.0, "statistics": 1.0}
@@ -73,7 +73,7 @@ def statistics_figure(spark, table: str, sample_rows: int, rounds: int, cache_di
     """``gather_stats`` (no cache) against a count scan plus the old Bernoulli sample, alternating."""
     import shutil
 
-    from hive_integration.statistics_pass import gather_stats
+    from hive_integration.spark.statistics_pass import gather_stats
 
     rows = spark.table(table).count()
     fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))
@@ -116,9 +116,9 @@ def linear_bucket_case(ref: exp.Expression, bounds, leaf) -> exp.Expression:
 def curve_expressions(layout: Layout) -> dict[str, str]:
     """Spark SQL of ``SELECT sum(hash(v))`` over each expression (FROM placeholder ``{t}``)."""
     from planner.costmodel.curves import spread
-    from planner.emit.partition_sql import partition_case
     from planner.emit.conditions import attribute_expr
     from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
+    from planner.emit.partition_sql import partition_case
 
     order, derived = layout.order, dict(layout.derived)
     k = len(order.columns)
@@ -313,7 +313,7 @@ def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None
 
 def main(argv=None) -> int:
     from benchmarks import tpch_bench as tb
-    from hive_integration.session import build_spark_session
+    from hive_integration.spark.session import build_spark_session
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_build", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
@@ -330,7 +330,9 @@ def main(argv=None) -> int:
     cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True,
                     layouts=tuple(args.layouts.split(",")) if args.layouts else None)
     out = Path(args.out or ROOT / "benchmarks" / "results" / f"tpch_build_sf{args.scale:g}.md")
-    from benchmarks.tpch_joins import session_conf  # sized like the join benchmark: 4g at SF 1
+    from benchmarks.tpch_joins import (
+        session_conf,  # sized like the join benchmark: 4g at SF 1
+    )
 
     conf = session_conf(args.scale) | dict(c.split("=", 1) for c in args.conf) | (
         {"spark.master": args.master} if args.master else {})

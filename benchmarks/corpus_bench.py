@@ -160,7 +160,7 @@ def _timed(args: list[str], repeat: int, cwd: Path) -> tuple[float, float, bool,
 
 
 def cli_figures(repeat: int) -> dict:
-    from planner.workload_gen import workload_file_text
+    from devtools.workload_gen import workload_file_text
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -186,10 +186,10 @@ def _year_layout(folder: Path) -> None:
     """A layout of tpch.lineitem by year of l_shipdate, written as an advice folder (no Spark)."""
     import datetime as dt
 
-    from planner.cnf.values import Kind
     from planner.cnf.valueset import ValueSet
     from planner.emit.advice_folder import write_advice_folder
-    from planner.layout import Layout, Partition
+    from planner.model.layout import Layout, Partition
+    from planner.semantics.kinds import Kind
     from planner.workload.scans import schema_from_ddl
 
     columns = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text()).columns("lineitem")

@@ -5,7 +5,7 @@
 2. The workload drifts over windows of ``--window`` queries: Q6/Q14/Q15/Q1 (ship-date ranges),
    then Q12/Q19/Q10 (ship modes, receipt dates, quantities, return flags), then ad-hoc 10 % ranges
    on a random column. Every strategy starts from the layout advised on the first window.
-3. ``planner.drift.replay`` prices every step's queries (``--step`` of them) on each strategy's
+3. ``planner.advice.drift.replay`` prices every step's queries (``--step`` of them) on each strategy's
    layout and the rows each switch rewrites (c = ``--write-cost``). Every strategy decides on the
    last ``--window`` queries; full re-advise after every window, partial re-layout after every step.
 4. The ¼-drift case: the layout advised on ship-date queries, then a window that filters
@@ -33,17 +33,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hive_integration.tpch_data import generate_lineitem
-from planner.advice import advise
-from planner.analysis import analyze_table
+from devtools.tpch_data import generate_lineitem
+from devtools.workload_gen.adhoc import adhoc_workload
+from devtools.workload_gen.tpch import tpch_workload
+from planner.advice.drift import Strategy, hindsight, replay
+from planner.advice.held_out import judged_halves, validated
+from planner.advice.ranking import advise
+from planner.advice.relayout_plan import model_for, plan_relayout
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.statistics import ColumnStats, TableStats
-from planner.drift import Strategy, hindsight, replay
-from planner.held_out import judged_halves, validated
-from planner.relayout_plan import model_for, plan_relayout
 from planner.workload import Schema, parse_workload
-from planner.workload_gen.adhoc import adhoc_workload
-from planner.workload_gen.tpch import tpch_workload
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = "lineitem"
@@ -226,7 +226,7 @@ def drift(scale: float, count: int, size: int, step: int, sample_rows: int, seed
         return best_of(max(0, i + 1 - per), i + 1)
 
     def judged(i: int):
-        """The window's halves, each with the layout advised on the other (``planner.held_out``)."""
+        """The window's halves, each with the layout advised on the other (``planner.advice.held_out``)."""
         lo, hi = max(0, i + 1 - per), i + 1
         return judged_halves(
             window_model(lo, hi)[0], lambda wl: CostModel(analyze_table(wl, TABLE, columns), stats, params),
@@ -294,7 +294,7 @@ def report(result: dict, command: str) -> str:
              "than c x the rows it rewrites: partitions alone (cut by the new layout's regions, in the current "
              "order) or the whole table laid out as the new layout (Amoeba's root), whichever gains more net of "
              "c x rows; and, as `planner relayout` does by default, only when the same action also pays c x "
-             "rows on queries its target was not fitted to (`planner.held_out`: a layout advised on every other "
+             "rows on queries its target was not fitted to (`planner.advice.held_out`: a layout advised on every other "
              "query of the window, judged on the rest, both ways). *Partial, in-sample* is partial without that "
              "check (the rule before it). A check that rewrites nothing costs no I/O, so partial can look "
              "often; full cannot (*full, every step* below is full re-advise at partial's cadence). *Partial, "

@@ -20,20 +20,20 @@ import time
 from dataclasses import replace
 
 from benchmarks.drift_bench import ROOT, TABLE, _best_new, table_stats
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.layouts import sql as planner_sql
-from hive_integration.metrics import collect_scan_metrics, scans_kept
-from hive_integration.relayout import SimulatedCrash, relayout
-from hive_integration.session import build_spark_session
-from hive_integration.statistics_pass import gather_stats, table_schema
-from hive_integration.tpch_data import generate_lineitem, load_table
-from planner.advice import advise
-from planner.analysis import analyze_table
+from devtools.tpch_data import generate_lineitem, load_table
+from devtools.workload_gen.tpch import tpch_workload
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.apply.relayout import SimulatedCrash, relayout
+from hive_integration.metastore.layouts import sql as planner_sql
+from hive_integration.spark.metrics import collect_scan_metrics, scans_kept
+from hive_integration.spark.session import build_spark_session
+from hive_integration.spark.statistics_pass import gather_stats, table_schema
+from planner.advice.ranking import advise
+from planner.advice.relayout_plan import model_for, plan_relayout
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
-from planner.layout import with_generation
-from planner.relayout_plan import model_for, plan_relayout
+from planner.model.layout import with_generation
 from planner.workload import Schema, parse_workload
-from planner.workload_gen.tpch import tpch_workload
 
 
 def measured(spark, text: str) -> tuple[list, int]:
@@ -118,7 +118,7 @@ def run(scale: float, n: int, seed: int = 111, stats_from: str = "parquet", log=
 
 
 def planner_layout(spark, table: str):
-    from hive_integration.layouts import SparkCatalogLayouts
+    from hive_integration.metastore.layouts import SparkCatalogLayouts
 
     return SparkCatalogLayouts(spark).lookup(*table.split(".")).layout
 

@@ -13,7 +13,7 @@ it reports Spark's rows read (scan metrics) next to the model's, and it compares
 answer with the plain table's.
 
 A layout is built fresh from the source rather than re-cut in place: the partitions and the order
-inside them are the same as a partial re-layout leaves (``planner.relayout_plan`` keeps one order),
+inside them are the same as a partial re-layout leaves (``planner.advice.relayout_plan`` keeps one order),
 and the in-place re-cut itself is checked by ``benchmarks.drift_check``.
 
     .venv/bin/python -m benchmarks.drift_replay_check [--scale 1] [--reuse-advice]
@@ -30,14 +30,14 @@ from pathlib import Path
 from benchmarks.drift_bench import ROOT, TABLE, _load_cache, _save_cache, drift
 from benchmarks.drift_check import measured
 from benchmarks.tpch_probe import probes_for
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.session import build_spark_session
-from hive_integration.tpch_data import generate_lineitem, load_table
-from planner.advice import write_hints
-from planner.cnf.values import kind_of_type
-from planner.drift import Strategy, replay, same_layout
-from planner.layout import with_generation
-from planner.relayout_plan import model_for
+from devtools.tpch_data import generate_lineitem, load_table
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.spark.session import build_spark_session
+from planner.advice.drift import Strategy, replay, same_layout
+from planner.advice.ranking import write_hints
+from planner.advice.relayout_plan import model_for
+from planner.model.layout import with_generation
+from planner.semantics.types import kind_of_type
 from planner.workload import Schema, parse_workload
 
 DB = "drift_replay"

@@ -62,13 +62,13 @@ def source_select(rows: int) -> str:
 
 def run(spark, rows: int) -> list[dict]:
     import planner
-    from hive_integration.apply import SparkRunner, apply_layout
-    from hive_integration.layouts import session_settings
-    from hive_integration.statistics_pass import gather_stats, table_schema
-    from planner.advice import advise
-    from planner.analysis import analyze_table
+    from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+    from hive_integration.metastore.layouts import session_settings
+    from hive_integration.spark.statistics_pass import gather_stats, table_schema
+    from planner.advice.ranking import advise
+    from planner.analysis.table_analysis import analyze_table
     from planner.costmodel.cost import CostParams
-    from planner.rewrite import rewrite_query
+    from planner.rewrite.query_rewrite import rewrite_query
     from planner.workload import Schema, parse_workload
 
     source, table = f"{DB}.source", f"{DB}.t"
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     ap.add_argument("--state-dir", default=str(ROOT / ".planner" / "issue10_e2e"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "issue10_e2e.md"))
     args = ap.parse_args(argv)
-    from hive_integration.session import build_spark_session
+    from hive_integration.spark.session import build_spark_session
 
     spark = build_spark_session(Path(args.state_dir), app_name="issue10-e2e")
     started = time.monotonic()

@@ -25,12 +25,19 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from benchmarks.tpch_bench import TABLE, Config, heldout_model, load_source, prepare_workload, with_write_hints
+from benchmarks.tpch_bench import (
+    TABLE,
+    Config,
+    heldout_model,
+    load_source,
+    prepare_workload,
+    with_write_hints,
+)
 from benchmarks.tpch_build import build_layout
 from benchmarks.tpch_measure import _run, measure_table
 from benchmarks.tpch_probe import probe_select, probes_for
-from planner.cnf.values import kind_of_type
 from planner.costmodel.cost import CostModel
+from planner.semantics.types import kind_of_type
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (20_000, 5_000, 1_000, 500)
@@ -43,7 +50,7 @@ def main(argv=None) -> int:
     ap.add_argument("--state-dir", default=str(ROOT / ".planner" / "bench1"))
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "page_size_sf1.md"))
     args = ap.parse_args(argv)
-    from hive_integration.session import build_spark_session
+    from hive_integration.spark.session import build_spark_session
 
     cfg = replace(Config(scale=args.scale, state_dir=Path(args.state_dir)), reuse=True, workloads=("q6",))
     spark = build_spark_session(cfg.state_dir, app_name="page-size-bench")

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from benchmarks.tpch_joins import ROOT, held_out_queries, session_conf
-from hive_integration.layouts import sql as planner_sql
-from hive_integration.session import build_spark_session
+from hive_integration.metastore.layouts import sql as planner_sql
+from hive_integration.spark.session import build_spark_session
 
 PARTS = {"catalog entries (metastore)": "catalog_entries", "partition locations (metastore)": "partition_locations",
          "file listings": "listed_files", "Spark's parse and analysis of the query": "session.py:1777(sql)"}

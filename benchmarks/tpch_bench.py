@@ -22,7 +22,7 @@ One run, on one copy of the data:
 
     .venv/bin/python -m benchmarks.tpch_bench [--scale 1] [--quick] [--state-dir DIR] [--reuse]
 
-Every measured figure comes from ``hive_integration.metrics.run_measured``; estimates from the cost
+Every measured figure comes from ``hive_integration.spark.metrics.run_measured``; estimates from the cost
 model are only ever shown next to them.
 """
 from __future__ import annotations
@@ -39,16 +39,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from planner.advice import Advice, advise, write_hints
-from planner.analysis import TableAnalysis, analyze_table
-from planner.cnf.values import kind_of_type
+from devtools.workload_gen import generate
+from planner.advice.ranking import Advice, advise, write_hints
+from planner.analysis.table_analysis import TableAnalysis, analyze_table
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
 from planner.costmodel.search import clustered_columns
-from planner.layout import Layout, Ordering
+from planner.model.layout import Layout, Ordering
+from planner.semantics.types import kind_of_type
 from planner.workload import Query, Schema, Workload, parse_workload
-from planner.workload_gen import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = "lineitem"  # the name the workloads use
@@ -282,7 +282,7 @@ def choose_layouts(cfg: Config, runs: dict[str, WorkloadRun], stats) -> tuple[li
 
 
 def with_write_hints(layout: Layout, model: CostModel, block_bytes: int) -> Layout:
-    """The layout with the write hints ``planner.advice`` gives its pick (so that every layout is
+    """The layout with the write hints ``planner.advice.ranking`` gives its pick (so that every layout is
     written alike), the benchmark's row-group size and the source's clustered columns."""
     hints = write_hints(layout, model.partition_rows(layout), model.stats, model.params)
     hints |= {"parquet_block_size": block_bytes, "source_clustered": clustered_columns(model)}
@@ -307,8 +307,8 @@ def load_source(spark, cfg: Config, stamp) -> Source:
     import pyarrow.parquet as pq
 
     from benchmarks.tpch_build import footprint
-    from hive_integration.statistics_pass import gather_stats, table_schema
-    from hive_integration.tpch_data import generate_lineitem, load_table
+    from devtools.tpch_data import generate_lineitem, load_table
+    from hive_integration.spark.statistics_pass import gather_stats, table_schema
 
     source = f"{cfg.db}.lineitem"
     data = generate_lineitem(cfg.scale, cfg.state_dir / "data")
@@ -459,7 +459,7 @@ def main(argv=None) -> int:
                     help="comma-separated subset of the baselines sort_shipdate,month,zorder4,amoeba")
     args = ap.parse_args(argv)
     from benchmarks.tpch_report import write_report
-    from hive_integration.session import build_spark_session
+    from hive_integration.spark.session import build_spark_session
 
     state = Path(args.state_dir or ("/tmp/planner-tpch-bench-quick" if args.quick else "/tmp/planner-tpch-bench"))
     out = Path(args.out) if args.out else (state / "results" if args.quick else ROOT / "benchmarks" / "results")

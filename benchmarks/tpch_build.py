@@ -28,11 +28,11 @@ import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from hive_integration.apply import SparkRunner
+from hive_integration.apply.apply_layout import SparkRunner
 from planner.emit.apply_sql import apply_statements
 from planner.emit.ddl import create_table_sql, table_expr
-from planner.emit.write_plan import write_plan
-from planner.layout import Layout
+from planner.model.layout import Layout
+from planner.model.write_plan import write_plan
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Built:
     row_groups: int
     bytes: int
     partitions: int  # non-empty Hive partitions (0: unpartitioned)
-    plan: str = ""  # the write plan (planner.emit.write_plan)
+    plan: str = ""  # the write plan (planner.model.write_plan)
     stages: tuple[Stage, ...] = field(default=())
 
     @property

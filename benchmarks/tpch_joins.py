@@ -41,20 +41,20 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from hive_integration import join_ranges
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.layouts import sql as planner_sql
-from hive_integration.metrics import collect_scan_metrics, scans_kept
-from hive_integration.session import build_spark_session
-from hive_integration.tpch_data import generate_table, load_table
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from devtools.tpch_data import generate_table, load_table
+from devtools.workload_gen.tpch import TEMPLATES
+from hive_integration.spark import join_ranges
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.metastore.layouts import sql as planner_sql
+from hive_integration.spark.metrics import collect_scan_metrics, scans_kept
+from hive_integration.spark.session import build_spark_session
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
-from planner.join_pruning import with_join_columns
-from planner.layout import Layout, Partition, keyed_by_id, with_generation
+from planner.model.layout import Layout, Partition, keyed_by_id, with_generation
+from planner.pruning.join_pruning import with_join_columns
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
-from planner.workload_gen.tpch import TEMPLATES
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ("lineitem", "orders", "customer", "nation", "region", "supplier", "part", "partsupp")
@@ -96,11 +96,11 @@ def advised_layout(spark, db: str, wl, analysis, state: Path, log, table: str = 
 
     Statistics come from ``<table>_copy`` (the same rows as loaded, never laid out): the table itself
     may hold an earlier run's layout."""
-    from hive_integration.join_sample import with_joined_columns
-    from hive_integration.statistics_pass import gather_stats
-    from planner.advice import advise, advice_text
+    from hive_integration.spark.join_sample import with_joined_columns
+    from hive_integration.spark.statistics_pass import gather_stats
+    from planner.advice.ranking import advice_text, advise
     from planner.costmodel.cost import CostParams
-    from planner.join_pruning import MAX_COLUMNS
+    from planner.pruning.join_pruning import MAX_COLUMNS
 
     t0 = time.monotonic()
     stats = gather_stats(spark, f"{db}.{table}_copy", cache_dir=state / "stats", progress=log)
@@ -269,7 +269,7 @@ def measure(spark, db: str, sql: str, mode: str, laid_out: tuple[str, ...] = ("l
 
 
 def _without_join_ranges(spark, text: str):
-    import hive_integration.join_ranges as jr
+    import hive_integration.spark.join_ranges as jr
 
     saved = jr.join_context
     jr.join_context = lambda *a, **k: None

@@ -4,7 +4,7 @@ Two phases, so that load from other processes on the machine falls on every layo
 
 1. ``measure_table``, per table: one read of every column of every file (OS cache and JIT warm),
    then every distinct probe once. Rows, bytes, files and partitions come from
-   ``hive_integration.metrics.run_measured`` (Spark's own scan metrics), with the probe's
+   ``hive_integration.spark.metrics.run_measured`` (Spark's own scan metrics), with the probe's
    ``(count, checksum)`` answer. This pass also warms the table for the timed runs.
 2. ``time_round``, ``runs`` times: query by query through the timed subset, each probe runs on
    every table back to back (the table order rotated per probe and round), so that a burst of
@@ -26,9 +26,9 @@ from pyspark.sql import SparkSession
 from sqlglot import exp
 
 from benchmarks.tpch_probe import Probe, probe_select
-from hive_integration.metrics import run_measured
-from planner.layout import Layout
-from planner.rewrite import rewrite_query
+from hive_integration.spark.metrics import run_measured
+from planner.model.layout import Layout
+from planner.rewrite.query_rewrite import rewrite_query
 
 
 @dataclass

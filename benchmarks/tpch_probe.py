@@ -30,9 +30,9 @@ from planner.cnf.bind import bind
 from planner.cnf.convert import project
 from planner.cnf.ir import And, ColumnPair, Const, Expr, Opaque, Or, Pred
 from planner.cnf.normalize import nnf
-from planner.cnf.values import Kind
 from planner.emit.conditions import column_ref, valueset_predicate
 from planner.emit.ddl import table_expr
+from planner.semantics.kinds import Kind
 from planner.workload import Query, Scan
 
 _PAIR_OPS = {"<": exp.LT, "<=": exp.LTE, "=": exp.EQ, "<>": exp.NEQ, ">": exp.GT, ">=": exp.GTE}
@@ -107,7 +107,7 @@ def probe_select(table: str, predicate: exp.Expression, columns: tuple[str, ...]
 
 def probes_for(queries: tuple[Query, ...], table: str, columns: Mapping[str, str],
                kinds: Mapping[str, Kind]) -> list[Probe]:
-    """One probe per scan of ``table``, in the order ``planner.analysis.analyze_table`` lists them."""
+    """One probe per scan of ``table``, in the order ``planner.analysis.table_analysis.analyze_table`` lists them."""
     out: list[Probe] = []
     order = list(columns)
     for qi, q in enumerate(queries):

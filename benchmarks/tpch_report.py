@@ -286,10 +286,10 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
         "`--allow-regressions`.",
         "* **What runs.** Every lineitem scan of a held-out query runs as a probe on the layout's table: "
         "`SELECT count(*), bit_xor(xxhash64(<columns the query reads>)) FROM <table> WHERE <the scan's pushable "
-        "predicate on lineitem's own columns>`, rewritten by `planner.rewrite.rewrite_query` to read only the "
+        "predicate on lineitem's own columns>`, rewritten by `planner.rewrite.query_rewrite.rewrite_query` to read only the "
         "partitions it needs. The reference is the table as loaded itself (`bench.lineitem`).",
         "* **Figures.** rows/bytes/files/partitions read are Spark's scan metrics (`numOutputRows`, `filesSize`, "
-        "`numFiles`, `numPartitions`) from `hive_integration.metrics.run_measured`, in a first pass over each "
+        "`numFiles`, `numPartitions`) from `hive_integration.spark.metrics.run_measured`, in a first pass over each "
         "table. `numOutputRows` counts the rows of the row groups and pages Spark keeps (Parquet statistics and "
         "column index). " + (f"Wall time is the median of {cfg.runs} further runs of the timed queries, in rounds "
                              "over all layouts. " if cfg.runs else "Wall time was not measured in this run "

@@ -29,12 +29,12 @@ import sqlglot
 from sqlglot import exp
 
 from benchmarks.tpch_build import _drop, build_copy, timed_fill
+from planner.costmodel.tree_order import tie_columns
 from planner.emit import apply_statements, create_table_sql
 from planner.emit.apply_sql import ORDER_COLUMN, TREE_SETTINGS
-from planner.costmodel.tree_order import tie_columns
 from planner.emit.tree_order_sql import packed_tree_key, tree_order_expr
-from planner.emit.write_plan import write_plan
-from planner.layout import Layout
+from planner.model.layout import Layout
+from planner.model.write_plan import write_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = ("emitted", "no rank", "partition first")
@@ -62,7 +62,7 @@ def variant_fill(layout: Layout, fill: list[str], variant: str) -> list[str]:
 
 
 def build(spark, layout: Layout, columns, source: str, target: str, fill: list[str], block_bytes: int) -> dict:
-    from hive_integration.apply import SparkRunner
+    from hive_integration.apply.apply_layout import SparkRunner
 
     runner = SparkRunner(spark)
     _drop(runner, target)
@@ -79,7 +79,7 @@ def measure(spark, cfg, rounds: int, stamp) -> dict:
     layout = next(s.layout for s in specs if s.key == "tpch_allow")
     if layout.order.method != "tree":
         raise SystemExit(f"the allowed pick is not tree-ordered here ({layout.describe()})")
-    from hive_integration.apply import SparkRunner
+    from hive_integration.apply.apply_layout import SparkRunner
 
     plan = write_plan(layout, table_bytes=SparkRunner(spark).table_bytes(src.table))  # as `planner apply` sizes it
     targets = {v: "bench.tk_" + v.replace(" ", "_") for v in VARIANTS}
@@ -120,7 +120,7 @@ def report(results: dict, command: str) -> str:
 def main(argv=None) -> int:
     from benchmarks import tpch_bench as tb
     from benchmarks.tpch_joins import session_conf
-    from hive_integration.session import build_spark_session
+    from hive_integration.spark.session import build_spark_session
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tree_key_bench", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)

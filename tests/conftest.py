@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from hive_integration.servers import SparkThriftServer, StandaloneMetastore
-from hive_integration.session import build_spark_session
-from hive_integration.tpch_data import generate_lineitem, load_table
+from devtools.servers import SparkThriftServer, StandaloneMetastore
+from devtools.tpch_data import generate_lineitem, load_table
+from hive_integration.spark.session import build_spark_session
 
 TPCH_TEST_SCALE = 0.01  # 60,175 lineitem rows, ~2 MB, generated in < 1 s
 

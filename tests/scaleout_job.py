@@ -13,11 +13,16 @@ import json
 import sys
 from pathlib import Path
 
-from hive_integration.apply import Catalog, SparkRunner, TableNames, apply_layout
-from hive_integration.session import build_spark_session
-from hive_integration.statistics_pass import gather_stats, table_schema
-from hive_integration.tpch_data import load_table
-from planner.layout import Layout
+from devtools.tpch_data import load_table
+from hive_integration.apply.apply_layout import (
+    Catalog,
+    SparkRunner,
+    TableNames,
+    apply_layout,
+)
+from hive_integration.spark.session import build_spark_session
+from hive_integration.spark.statistics_pass import gather_stats, table_schema
+from planner.model.layout import Layout
 
 
 def executors_with_tasks(spark) -> dict[str, int]:

@@ -16,16 +16,16 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from planner.advice import advise
-from planner.analysis import analyze_table
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
 from planner.cli.advise import _portable
-from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostParams
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.emit.advice_folder import RANKING_LEGEND, write_advice_folder
 from planner.emit.apply_sql import backup_name
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 
 COLUMNS = {"k": "int", "mode": "string", "day": "date", "amount": "decimal(10,2)"}
@@ -131,7 +131,7 @@ def test_string_ranges_list_the_values_the_sample_holds(advice, tmp_path):
 
 # ---- the DBA's path: beeline -f against the Thrift Server -------------------------------------------
 def beeline(server, path: Path) -> subprocess.CompletedProcess:
-    from hive_integration.servers import pyspark_home
+    from devtools.servers import pyspark_home
 
     url = f"jdbc:hive2://{server.host}:{server.port}/default;auth=noSasl"
     return subprocess.run([str(pyspark_home() / "bin" / "beeline"), "-u", url, "-n", "dba", "--silent=true",
@@ -139,7 +139,7 @@ def beeline(server, path: Path) -> subprocess.CompletedProcess:
 
 
 def test_a_dba_runs_the_files_with_beeline(thrift_server, tmp_path):
-    from hive_integration.hiveserver2 import HiveServer2Client
+    from hive_integration.metastore.hiveserver2 import HiveServer2Client
 
     with HiveServer2Client(thrift_server.host, thrift_server.port) as hs2:
         hs2.execute("CREATE DATABASE IF NOT EXISTS dba")
@@ -165,8 +165,8 @@ def test_a_dba_runs_the_files_with_beeline(thrift_server, tmp_path):
 
 
 def test_a_dba_keeps_an_external_orc_tables_place_format_and_comments(thrift_server, tmp_path):
-    from hive_integration.apply import HiveServer2Runner, describe_source
-    from hive_integration.hiveserver2 import HiveServer2Client
+    from hive_integration.apply.apply_layout import HiveServer2Runner, describe_source
+    from hive_integration.metastore.hiveserver2 import HiveServer2Client
 
     lake = tmp_path / "lake"
     with HiveServer2Client(thrift_server.host, thrift_server.port) as hs2:

@@ -6,13 +6,20 @@ from dataclasses import replace
 
 import pytest
 
-from hive_integration.apply import (FAULT_POINTS, OWNER, STATE, HiveServer2Runner, SimulatedCrash, SparkRunner,
-                                    apply_layout)
-from hive_integration.hiveserver2 import HiveServer2Client
-from planner.cnf.values import Kind
+from hive_integration.apply.apply_layout import (
+    FAULT_POINTS,
+    OWNER,
+    STATE,
+    HiveServer2Runner,
+    SimulatedCrash,
+    SparkRunner,
+    apply_layout,
+)
+from hive_integration.metastore.hiveserver2 import HiveServer2Client
 from planner.cnf.valueset import ValueSet
 from planner.errors import ApplyError, LeaseError
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
+from planner.semantics.kinds import Kind
 
 ROWS = 300
 _hs2_db = itertools.count(1)
@@ -219,7 +226,7 @@ def test_a_layout_naming_redacted_words_reads_back(spark, fresh_db):
     """Spark's SHOW TBLPROPERTIES redacts values matching ``(?i)…|url|secret|…``: a table named
     ``url_log`` with a column ``page_url`` holding 'secret' is laid out, found and pruned by."""
     import planner
-    from hive_integration.layouts import SparkCatalogLayouts
+    from hive_integration.metastore.layouts import SparkCatalogLayouts
 
     t = f"{fresh_db}.url_log"
     spark.sql(f"CREATE TABLE {t} (page_url STRING, n INT) STORED AS PARQUET")
@@ -241,10 +248,11 @@ def test_the_order_inside_partitions_survives_the_write(spark, source):
     """Small partition ids make the CASE an INT; Spark cast it to the BIGINT column above our SORT BY,
     sorted by the cast column for its writer and dropped our sort: every file kept the source's
     order. Each file must hold its rows in the layout's order."""
-    import pyarrow.parquet as pq
     from urllib.parse import urlparse
 
-    from planner.layout import Ordering
+    import pyarrow.parquet as pq
+
+    from planner.model.layout import Ordering
 
     layout = replace(int_layout(source), order=Ordering("sort", ("name",)))  # not the source's order
     apply_layout(SparkRunner(spark), layout)
@@ -257,7 +265,7 @@ def test_the_order_inside_partitions_survives_the_write(spark, source):
 
 
 def test_the_file_format_is_read_from_describe_formatted():
-    from hive_integration.columns import file_format_of
+    from hive_integration.spark.columns import file_format_of
 
     spark_hive_serde = [("Provider", "hive", ""), ("InputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat", "")]
     spark_datasource = [("# Detailed Table Information", "", ""), ("Provider", "parquet", "")]
@@ -285,8 +293,8 @@ def test_the_swapped_in_table_keeps_its_comments_and_properties(spark, fresh_db)
 def test_an_external_tables_storage_and_the_folder_beside_it():
     import pytest as _pytest
 
-    from hive_integration.apply import sibling_location
-    from hive_integration.columns import storage_from_describe_formatted
+    from hive_integration.apply.apply_layout import sibling_location
+    from hive_integration.spark.columns import storage_from_describe_formatted
     from planner.errors import ApplyError
 
     spark_rows = [("Type", "EXTERNAL", ""), ("Location", "s3a://lake/sales/events", "")]
@@ -303,7 +311,9 @@ def test_an_external_tables_storage_and_the_folder_beside_it():
 
 
 def test_partition_columns_are_read_from_describe_formatted():
-    from hive_integration.columns import partition_columns_from_describe_formatted as parse
+    from hive_integration.spark.columns import (
+        partition_columns_from_describe_formatted as parse,
+    )
 
     spark_rows = [("k", "int", None), ("ds", "string", None), ("hr", "int", None),
                   ("# Partition Information", "", ""), ("# col_name", "data_type", "comment"),

@@ -17,10 +17,10 @@ from dataclasses import replace
 import pytest
 
 import planner
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.statistics_pass import gather_stats, table_schema
-from planner.advice import advice_text, advise
-from planner.analysis import analyze_table
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.spark.statistics_pass import gather_stats, table_schema
+from planner.advice.ranking import advice_text, advise
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostParams
 from planner.errors import ApplyError, PlannerError
 from planner.workload import Schema, parse_workload

@@ -12,9 +12,16 @@ from decimal import Decimal
 
 import numpy as np
 
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
-from planner.costmodel.blocks import IN_PUSHDOWN_LIMIT, NO_VALUE, BlockReader, Blocks, code_ranges, pushed_intervals
+from planner.costmodel.blocks import (
+    IN_PUSHDOWN_LIMIT,
+    NO_VALUE,
+    BlockReader,
+    Blocks,
+    code_ranges,
+    pushed_intervals,
+)
+from planner.semantics.kinds import Kind
 
 VALUES = [10, 20, 30, 40]
 
@@ -81,10 +88,10 @@ def test_a_column_of_unique_values_is_written_plain_and_its_lookups_are_not_drop
     l_extendedprice and l_orderkey read 2-4M rows where the model said 0.3M)."""
     import pyarrow as pa
 
-    from planner.analysis import analyze_table
+    from planner.analysis.table_analysis import analyze_table
     from planner.costmodel.cost import CostModel, CostParams
     from planner.costmodel.statistics import ColumnStats, TableStats
-    from planner.layout import Layout, Ordering, Partition
+    from planner.model.layout import Layout, Ordering, Partition
     from planner.workload import parse_workload
 
     n = 60_000
@@ -105,7 +112,7 @@ def test_a_column_of_unique_values_is_written_plain_and_its_lookups_are_not_drop
 def test_dictionary_only_reads_the_encodings_as_parquet_mr_does():
     from types import SimpleNamespace
 
-    from hive_integration.footers import dictionary_only
+    from hive_integration.spark.footers import dictionary_only
 
     def chunk(encodings, dictionary=True):
         return SimpleNamespace(encodings=encodings, dictionary_page_offset=4 if dictionary else None)

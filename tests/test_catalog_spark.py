@@ -1,4 +1,4 @@
-"""The session catalog read straight (``hive_integration.catalog``) agrees with Spark's own answers:
+"""The session catalog read straight (``hive_integration.spark.catalog``) agrees with Spark's own answers:
 the columns with ``DESCRIBE``, the files with ``inputFiles()``, and a snapshot notices every change
 to the files Spark reads."""
 from __future__ import annotations
@@ -9,9 +9,15 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from hive_integration.catalog import catalog_entries, catalog_entry, input_files, spark_skips, table_files
-from hive_integration.columns import spark_columns
-from hive_integration.join_ranges import table_snapshot
+from hive_integration.spark.join_ranges import table_snapshot
+from hive_integration.spark.catalog import (
+    catalog_entries,
+    catalog_entry,
+    input_files,
+    spark_skips,
+    table_files,
+)
+from hive_integration.spark.columns import spark_columns
 
 TYPES = ("a TINYINT, b SMALLINT, c INT, d BIGINT, e FLOAT, f DOUBLE, g DECIMAL(15,2), h STRING, i CHAR(10), "
          "j VARCHAR(7), k DATE, l TIMESTAMP, m TIMESTAMP_NTZ, n BOOLEAN, o BINARY, p ARRAY<INT>, "

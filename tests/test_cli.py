@@ -171,7 +171,7 @@ def test_a_usage_error_in_a_fresh_process_is_one_line_too(tmp_path):
 
 @pytest.mark.parametrize("command", ["advise", "rewrite", "explain", "apply", "append", "status", "relayout"])
 def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, command, monkeypatch):
-    from hive_integration.servers import free_port
+    from devtools.servers import free_port
 
     (tmp_path / "q.sql").write_text("select * from t where a = 1;\n")
     _year_layout(tmp_path / "advice")
@@ -192,9 +192,9 @@ def test_an_unreachable_metastore_is_one_line_exit_1_before_any_jvm(tmp_path, co
 
 
 def test_spark_and_thrift_failures_are_one_line():
-    from planner.cli.main import external_error
-
     from thrift.transport.TTransport import TTransportException
+
+    from planner.cli.main import external_error
 
     assert external_error(TTransportException(message="TSocket read 0 bytes")) == "thrift: TSocket read 0 bytes"
     assert external_error(ValueError("x")) is None

@@ -23,12 +23,25 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planner.analysis.cps import _signatures, candidate_plan, elementary_pieces
 from planner.cnf.bind import bind
-from planner.cnf.ir import And, ColumnPair, Cmp, Const, Not, Opaque, Or, Pred, and_, atoms, not_, or_
+from planner.cnf.ir import (
+    And,
+    Cmp,
+    ColumnPair,
+    Const,
+    Not,
+    Opaque,
+    Or,
+    Pred,
+    and_,
+    atoms,
+    not_,
+    or_,
+)
 from planner.cnf.normalize import cnf, group_by_column, nnf
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
-from planner.cps import _signatures, candidate_plan, elementary_pieces
+from planner.semantics.kinds import Kind
 
 KINDS = {"i": Kind.INTEGER, "j": Kind.INTEGER, "s": Kind.STRING, "d": Kind.DATE}
 D0 = dt.date(2020, 1, 1)

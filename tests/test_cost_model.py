@@ -25,15 +25,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from planner.advice import advise
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import Interval, ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.selectivity import MIN_SAMPLE_MATCHES, Selectivity, gee_ndv
 from planner.costmodel.statistics import ColumnStats, TableStats
-from planner.layout import Layout, Ordering, Partition
+from planner.model.layout import Layout, Ordering, Partition
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 
 COLUMNS = {"x": "int", "s": "string", "v": "double"}
@@ -124,9 +124,9 @@ def test_a_write_without_shuffle_is_priced_as_one_run_per_split():
 def test_the_pick_skips_its_shuffle_only_when_the_model_finds_it_cheap():
     """``written_where_read``: an ordered pick whose write would shuffle takes ``write_runs`` (one
     run per input split) when its score grows by at most ``local_write_tolerance``."""
-    from planner.advice import written_where_read
+    from planner.advice.ranking import written_where_read
     from planner.costmodel.search import Scorer, SearchResult
-    from planner.emit.write_plan import write_plan
+    from planner.model.write_plan import write_plan
 
     def result_for(params: CostParams, order: Ordering):
         cols = tuple(ColumnStats(c, t, WIDTHS[c]) for c, t in COLUMNS.items())

@@ -20,16 +20,23 @@ from __future__ import annotations
 
 import time
 
+import figures
 import pytest
 import sqlglot
 from sqlglot import exp
-
-import figures
-import planner
-from hive_integration.apply import FAULT_POINTS, OWNER, SINCE, SimulatedCrash, SparkRunner, apply_layout
-from hive_integration.spark_errors import SparkError
-from planner.errors import ApplyError, LeaseError
 from test_apply import CREATE, FILL, ROWS, int_layout, props, rows, tables
+
+import planner
+from hive_integration.apply.apply_layout import (
+    FAULT_POINTS,
+    OWNER,
+    SINCE,
+    SimulatedCrash,
+    SparkRunner,
+    apply_layout,
+)
+from hive_integration.spark.spark_errors import SparkError
+from planner.errors import ApplyError, LeaseError
 
 FAULTS = "faults injected into apply"
 

@@ -15,10 +15,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from planner.analysis import analyze_table
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import CURRENT, clustering, is_current
-from planner.costmodel.statistics import ChunkStats, ColumnStats, DataFile, RowGroupStats, TableStats
+from planner.costmodel.statistics import (
+    ChunkStats,
+    ColumnStats,
+    DataFile,
+    RowGroupStats,
+    TableStats,
+)
 from planner.workload import parse_workload
 
 COLUMNS = {"k": "int", "x": "int"}

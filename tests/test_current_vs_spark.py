@@ -17,12 +17,12 @@ from dataclasses import replace
 
 import pytest
 
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.metrics import run_measured
-from hive_integration.statistics_pass import gather_stats, table_schema
-from hive_integration.tpch_data import load_table
-from planner.advice import advise
-from planner.analysis import analyze_table
+from devtools.tpch_data import load_table
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.spark.metrics import run_measured
+from hive_integration.spark.statistics_pass import gather_stats, table_schema
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.workload import Schema, parse_workload
 
@@ -66,8 +66,8 @@ def test_the_sample_carries_positions_only_where_footers_cannot_be_read(spark, l
     """Footers read: the current table is priced from them, and the sample job spends nothing on
     its rows' positions. No footer readable: the positions come with the sample and rebuild the
     row groups."""
-    from hive_integration import statistics_pass
-    from hive_integration.footers import read_footers
+    from hive_integration.spark import statistics_pass
+    from hive_integration.spark.footers import read_footers
     from planner.costmodel.statistics import POSITION_COLUMNS
 
     stats, columns = current_stats

@@ -19,16 +19,25 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import sqlglot
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
-from planner.costmodel.curves import (Z_BUCKET_BITS, hilbert_from_z, hilbert_table, hilbert_value, spread,
-                                      state_mask, z_value)
+from planner.costmodel.curves import (
+    Z_BUCKET_BITS,
+    hilbert_from_z,
+    hilbert_table,
+    hilbert_value,
+    spread,
+    state_mask,
+    z_value,
+)
 from planner.costmodel.ordering import buckets, hilbert_keys, zorder_bounds, zorder_keys
 from planner.costmodel.sample import SampleFrame
-from planner.emit.curve_sql import bucket_case, check_curve, curve_table, hilbert_value as hilbert_sql, zorder_value
-from planner.layout import Ordering
+from planner.emit.curve_sql import bucket_case, check_curve, curve_table, zorder_value
+from planner.emit.curve_sql import hilbert_value as hilbert_sql
+from planner.model.layout import Ordering
 
 DIALECTS = ("hive", "spark")
 

@@ -17,7 +17,6 @@ import sqlglot
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
-from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.ordering import hilbert_keys, zorder_bounds, zorder_keys
 from planner.costmodel.sample import SampleFrame
@@ -26,8 +25,9 @@ from planner.emit.apply_sql import apply_statements
 from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
 from planner.emit.ddl import create_table_sql
 from planner.emit.tree_order_sql import tree_order_expr
-from planner.emit.write_plan import WritePlan
-from planner.layout import Layout, Ordering, Partition
+from planner.model.layout import Layout, Ordering, Partition
+from planner.model.write_plan import WritePlan
+from planner.semantics.kinds import Kind
 
 PAIR = "c_lo < c_hi"
 DERIVED = {PAIR: ColumnPair("c_lo", "<", "c_hi")}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.analysis import analyze_table
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.dpmerge import (
@@ -23,7 +23,7 @@ from planner.costmodel.dpmerge import (
     solve_merge,
 )
 from planner.costmodel.statistics import ColumnStats, TableStats
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
 from planner.workload import Schema, parse_workload
 
 COLUMNS = {"x": "int", "d": "date", "s": "string", "v": "double"}

@@ -23,9 +23,9 @@ from click.testing import CliRunner
 from sqlglot import exp
 
 import planner
-from hive_integration.hiveserver2 import HiveServer2Client
-from hive_integration.metrics import run_measured
-from hive_integration.tpch_data import load_table
+from devtools.tpch_data import load_table
+from hive_integration.metastore.hiveserver2 import HiveServer2Client
+from hive_integration.spark.metrics import run_measured
 from planner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,10 +219,17 @@ def test_standalone_metastore_and_hiveserver2(path, metastore, thrift_server, sh
 
 # ---- appends ---------------------------------------------------------------------------------------
 def test_append_lands_rows_in_their_partitions(spark, fresh_db, tmp_path):
-    from hive_integration.apply import OWNER, Catalog, SparkRunner, TableNames, acquire_lease, apply_layout
-    from planner.cnf.values import Kind
+    from hive_integration.apply.apply_layout import (
+        OWNER,
+        Catalog,
+        SparkRunner,
+        TableNames,
+        acquire_lease,
+        apply_layout,
+    )
     from planner.cnf.valueset import ValueSet
-    from planner.layout import Layout, Partition
+    from planner.model.layout import Layout, Partition
+    from planner.semantics.kinds import Kind
 
     t, batch = f"{fresh_db}.t", f"{fresh_db}.batch"
     spark.sql(f"CREATE TABLE {t} (k INT, s STRING) STORED AS PARQUET")

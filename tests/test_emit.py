@@ -15,21 +15,30 @@ from pathlib import Path
 
 import pytest
 import sqlglot
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
-from planner.emit import (append_statements, apply_statements, create_table_sql, layout_from_properties,
-                          layout_properties, partition_case, region_contains, region_predicate)
-from planner.emit.ddl import layout_json_text
-from planner.emit.advice_folder import write_advice_folder
 from planner.costmodel.curves import spread
-from planner.emit.write_plan import WritePlan, write_plan
+from planner.emit import (
+    append_statements,
+    apply_statements,
+    create_table_sql,
+    layout_from_properties,
+    layout_properties,
+    partition_case,
+    region_contains,
+    region_predicate,
+)
+from planner.emit.advice_folder import write_advice_folder
 from planner.emit.conditions import literal
+from planner.emit.ddl import layout_json_text
 from planner.errors import LayoutError
-from planner.layout import CATCH_ALL, Layout, Ordering, Partition
+from planner.model.layout import CATCH_ALL, Layout, Ordering, Partition
+from planner.model.write_plan import WritePlan, write_plan
+from planner.semantics.kinds import Kind
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "emit"
 DIALECTS = ("hive", "spark")

@@ -32,23 +32,29 @@ from collections import Counter
 from dataclasses import replace
 from decimal import Decimal
 
+import figures
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from sqlglot import exp
 
-import figures
 import planner
-from hive_integration.apply import SparkRunner, apply_layout, write_settings_restored
-from hive_integration.statistics_pass import gather_stats
-from planner.advice import advise
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind, float_value, parse_date
+from hive_integration.apply.apply_layout import (
+    SparkRunner,
+    apply_layout,
+    write_settings_restored,
+)
+from hive_integration.spark.statistics_pass import gather_stats
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
+from planner.cnf.values import float_value, parse_date
 from planner.costmodel.cost import CostParams
 from planner.costmodel.sample import SampleFrame
 from planner.emit import apply_statements, create_table_sql, region_contains
-from planner.layout import CATCH_ALL, Layout, with_generation
-from planner.rewrite import rewrite_query
+from planner.model.layout import CATCH_ALL, Layout, with_generation
+from planner.rewrite.query_rewrite import rewrite_query
+from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
 from planner.workload import Schema, parse_workload
 
@@ -495,7 +501,7 @@ def test_known_disagreements_through_spark(spark, equivalence_db):
                "x = 0.30000000000000004", "x = 0.1 + 0.2", "x IN (0.2, 0.3)", "x > 1e299", "x = 0",
                "n = 9007199254740992e0", "n = 9007199254740993", "i = CAST(5.7 AS INT)", "i < 6.5",
                "s = '${nope}'", "s <> '${nope}'", "s = ''", "s IN ('${spark.app.name}', 'a')", "TRUE"]
-    # A query text holding ${ is never pruned (planner.rewrite), so those run in a batch of their own.
+    # A query text holding ${ is never pruned (planner.rewrite.query_rewrite), so those run in a batch of their own.
     batches = ["\nUNION ALL\n".join(f"SELECT {q} AS q, to_json(struct(*)) AS l, CAST(NULL AS STRING) AS r "
                                     f"FROM {{t}} WHERE {p}" for q, p in enumerate(queries) if ("${" in p) == dollar)
                for dollar in (False, True)]
@@ -646,7 +652,7 @@ def test_new_types_and_time_zones_lose_nothing(spark, equivalence_db):
 
 
 def _typed_table(spark, db: str, rnd, n: int) -> tuple[int, int]:
-    from hive_integration.layouts import session_settings
+    from hive_integration.metastore.layouts import session_settings
 
     source, laid = f"{db}.typed{n}", f"{db}.typed{n}_laid"
     apply_zone, query_zone = rnd.choice(ZONES), rnd.choice(ZONES)

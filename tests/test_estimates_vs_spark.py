@@ -15,14 +15,18 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.metrics import run_measured
-from hive_integration.statistics_pass import DEFAULT_SAMPLE_ROWS, gather_stats, table_schema
-from hive_integration.tpch_data import load_table
-from planner.advice import advise
-from planner.analysis import analyze_table
+from devtools.tpch_data import load_table
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.spark.metrics import run_measured
+from hive_integration.spark.statistics_pass import (
+    DEFAULT_SAMPLE_ROWS,
+    gather_stats,
+    table_schema,
+)
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
-from planner.rewrite import rewrite_query
+from planner.rewrite.query_rewrite import rewrite_query
 from planner.workload import Schema, read_workload
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,17 @@ from click.testing import CliRunner
 from planner.cli.main import cli
 from planner.errors import WorkloadError
 from planner.workload import parse_workload
-from planner.workload.eventlog import (EventLogSummary, EventWindow, SQL_START, THRIFT_START, plan_query, pushed_filter,
-                                       read_executions, read_schema, workload_text)
+from planner.workload.eventlog import (
+    SQL_START,
+    THRIFT_START,
+    EventLogSummary,
+    EventWindow,
+    plan_query,
+    pushed_filter,
+    read_executions,
+    read_schema,
+    workload_text,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_700_000_000_000  # ms
@@ -180,8 +189,8 @@ def test_cli_reads_event_logs_without_spark(tmp_path):
 APP = """
 import sys
 from pathlib import Path
-from hive_integration.session import build_spark_session
-from hive_integration.servers import free_port
+from hive_integration.spark.session import build_spark_session
+from devtools.servers import free_port
 
 state, logs = Path(sys.argv[1]), sys.argv[2]
 port = free_port()
@@ -198,7 +207,7 @@ spark.table("shop.sales").filter("region = 'EU' AND amount > 5").collect()
 # the Thrift Server, inside this application: Spark records the statements' text
 server = spark._jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext(
     spark._jsparkSession.sqlContext())
-from hive_integration.hiveserver2 import HiveServer2Client
+from hive_integration.metastore.hiveserver2 import HiveServer2Client
 with HiveServer2Client("127.0.0.1", port) as hs2:
     hs2.execute("USE shop")
     for d in ("2024-01-01", "2024-01-02"):

@@ -1,4 +1,4 @@
-"""Parquet footers of the table as it is, read with pyarrow (hive_integration.footers; no Spark)."""
+"""Parquet footers of the table as it is, read with pyarrow (hive_integration.spark.footers; no Spark)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,7 +8,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hive_integration.footers import local_path, normalize_positions, partition_values, read_footers
+from hive_integration.spark.footers import (
+    local_path,
+    normalize_positions,
+    partition_values,
+    read_footers,
+)
 from planner.costmodel.statistics import POSITION_FILE
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.analysis import TableAnalysis, analyze_table
+from planner.analysis.table_analysis import TableAnalysis, analyze_table
 from planner.cnf.normalize import clause_str
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl

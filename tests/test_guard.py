@@ -19,20 +19,27 @@ from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from planner.advice import advice_json, advice_text, advise, make_guard
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from planner.advice.guard import Guard
+from planner.advice.ranking import advice_json, advice_text, advise, make_guard
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
-from planner.costmodel.guard import Guard
 from planner.costmodel.robustness import RangeQuery, robustness_analysis
 from planner.costmodel.search import rank, search
-from planner.costmodel.statistics import ChunkStats, ColumnStats, DataFile, RowGroupStats, TableStats
-from planner.layout import Ordering
+from planner.costmodel.statistics import (
+    ChunkStats,
+    ColumnStats,
+    DataFile,
+    RowGroupStats,
+    TableStats,
+)
+from planner.model.layout import Ordering
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 
 COLUMNS = {"k": "int", "x": "int"}

@@ -1,4 +1,4 @@
-"""A re-layout must also pay on queries its target was not fitted to (``planner.held_out``).
+"""A re-layout must also pay on queries its target was not fitted to (``planner.advice.held_out``).
 
 Same table as ``tests/test_relayout.py``: x = 0..9999, y = x mod 100, current layout quarters of x.
 A window of 20 ``y = 7`` queries pays for laying the table out by y on the window; whether it
@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from planner.drift import Strategy, replay
-from planner.held_out import halves, held_out_net, judged_halves, validated
-from planner.layout import Layout, Ordering
-from planner.relayout_plan import plan_relayout
-from planner.status import declined_text, status_of
+from planner.advice.drift import Strategy, replay
+from planner.advice.held_out import halves, held_out_net, judged_halves, validated
+from planner.advice.layout_status import declined_text, status_of
+from planner.advice.relayout_plan import plan_relayout
+from planner.model.layout import Layout, Ordering
 from planner.workload import parse_workload
 from tests.test_relayout import N, _by_y, _model, _quarters
 

@@ -21,17 +21,18 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+import figures
 import pytest
 import sqlglot
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sizes import examples, size
 from sqlglot import exp
 
-import figures
-from sizes import examples, size
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import Interval, ValueSet
 from planner.errors import InputError, WorkloadError
+from planner.semantics.kinds import Kind
 from planner.workload import Schema, parse_workload, read_workload
 from planner.workload.reader import split_statements
 from planner.workload.scans import schema_from_ddl
@@ -299,11 +300,11 @@ def test_n_ary_set_algebra_matches_pairwise(kind, bounds, nulls):
 
 
 # ---- 2. emitted SQL: hostile names and values come back exactly ----------------------------------
+from planner.cnf.ir import ColumnPair  # noqa: E402
 from planner.emit import apply_statements, create_table_sql, layout_from_properties  # noqa: E402
 from planner.emit.apply_sql import statements_text  # noqa: E402
 from planner.errors import LayoutError  # noqa: E402
-from planner.cnf.ir import ColumnPair  # noqa: E402
-from planner.layout import Layout, Partition  # noqa: E402
+from planner.model.layout import Layout, Partition  # noqa: E402
 
 NASTY = ["it's", "''", "\\", "back\\slash\\", "semi;colon", "'; DROP TABLE canary; --", "*/ SELECT 1 /*",
          "a/b=c%d", "%", "=", "/", "planner_pid=1", "ü日本", "line\nbreak", "", " ", "${spark.app.name}", "${nope}",
@@ -394,9 +395,9 @@ def test_a_hostile_table_round_trips_through_spark(spark, hostile_db):
     import datetime as dt
 
     import planner
-    from hive_integration.apply import SparkRunner, apply_layout
-    from hive_integration.statistics_pass import gather_stats
-    from planner.advice import advise
+    from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+    from hive_integration.spark.statistics_pass import gather_stats
+    from planner.advice.ranking import advise
     from planner.costmodel.cost import CostParams
 
     table = f"{q(hostile_db)}.{q('from')}"  # ... and as table

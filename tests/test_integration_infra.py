@@ -11,13 +11,18 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from hive_integration.spark_errors import SparkError
-from hive_integration.hiveserver2 import HiveServer2Client
-from hive_integration.metastore import MetastoreClient, parse_uri
-from hive_integration.metrics import ScanMetrics, collect_scan_metrics, run_measured
-from hive_integration.servers import ServerStartError, StandaloneMetastore, port_open
-from hive_integration.tpch_data import generate_lineitem, load_table
+from devtools.servers import ServerStartError, StandaloneMetastore, port_open
+from devtools.tpch_data import generate_lineitem, load_table
+from hive_integration.metastore.hiveserver2 import HiveServer2Client
+from hive_integration.metastore.thrift_client import MetastoreClient, parse_uri
+from hive_integration.spark.metrics import (
+    ScanMetrics,
+    collect_scan_metrics,
+    run_measured,
+)
+from hive_integration.spark.spark_errors import SparkError
 from planner.errors import ApplyError, InputError, MetastoreError, PlannerError
+
 
 def _by_table(metrics: list[ScanMetrics]) -> dict[str, ScanMetrics]:
     return {m.table: m for m in metrics}
@@ -289,7 +294,7 @@ def test_busy_port_and_bad_uris_are_clear_errors(tmp_path, metastore):
 
 def test_servers_module_has_a_foreground_entry_point():
     out = subprocess.run(
-        [sys.executable, "-m", "hive_integration.servers", "--help"],
+        [sys.executable, "-m", "devtools.servers", "--help"],
         capture_output=True, text=True, check=True,
     ).stdout
     assert "metastore" in out and "thriftserver" in out and "--dir" in out

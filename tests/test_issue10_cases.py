@@ -24,16 +24,16 @@ from dataclasses import replace
 import pytest
 
 import planner
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.layouts import session_settings
-from hive_integration.statistics_pass import gather_stats, table_schema
-from planner.advice import advise
-from planner.analysis import analyze_table
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.metastore.layouts import session_settings
+from hive_integration.spark.statistics_pass import gather_stats, table_schema
+from planner.advice.ranking import advise
+from planner.analysis.table_analysis import analyze_table
 from planner.cli.apply import ddl_columns
 from planner.costmodel.cost import CostParams
 from planner.emit.advice_folder import write_advice_folder
-from planner.layout import Layout
-from planner.rewrite import explain_query, rewrite_query
+from planner.model.layout import Layout
+from planner.rewrite.query_rewrite import explain_query, rewrite_query
 from planner.workload import Schema, parse_workload
 
 DB = "issue10"

@@ -2,7 +2,7 @@
 
 Table ``l`` (the sample is the table, 100 rows): ``d`` is a ship date, day ``i`` of 1995 for row
 ``i``; each row joins the ``o`` row of key ``k``, whose order date ``od`` is day ``i - i % 7``
-(0-6 days before ``d``) (the sample join ``hive_integration.join_sample`` adds it as the joined attribute
+(0-6 days before ``d``) (the sample join ``hive_integration.spark.join_sample`` adds it as the joined attribute
 ``⋈ o(ok = k).od``). Rows 90-99 join nothing (their key has no partner).
 
     q  SELECT * FROM l JOIN o ON l.k = o.ok WHERE o.od >= DATE '1995-03-12'   (day 70 onwards)
@@ -18,13 +18,13 @@ import datetime as dt
 import numpy as np
 import pyarrow as pa
 
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.joined import joined_attribute, match_attribute
 from planner.costmodel.statistics import ColumnStats, TableStats
-from planner.layout import CATCH_ALL, Layout, Partition
+from planner.model.layout import CATCH_ALL, Layout, Partition
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 from planner.workload.scans import Schema
 

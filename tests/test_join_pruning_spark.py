@@ -13,19 +13,19 @@ import re
 
 import pytest
 
-from hive_integration import join_ranges
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.layouts import sql as planner_sql
-from hive_integration.metrics import collect_scan_metrics, scans_kept
-from hive_integration.tpch_data import generate_table, load_table
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from devtools.tpch_data import generate_table, load_table
+from devtools.workload_gen.tpch import golden_query
+from hive_integration.spark import join_ranges
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.metastore.layouts import sql as planner_sql
+from hive_integration.spark.metrics import collect_scan_metrics, scans_kept
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
-from planner.join_pruning import join_columns_of, with_join_columns
-from planner.layout import Layout, Partition, with_generation
+from planner.model.layout import Layout, Partition, with_generation
+from planner.pruning.join_pruning import join_columns_of, with_join_columns
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
-from planner.workload_gen.tpch import golden_query
 from tests.test_joins import ROOT
 
 TABLES = ("lineitem", "orders", "customer", "nation", "region", "supplier", "part")
@@ -96,8 +96,8 @@ def test_apply_records_join_ranges(spark, tpch_db):
 def test_sample_join_prices_what_spark_reads(spark, tpch_db):
     """The sample joined to the other tables carries each sampled row's joined values; with the whole
     table as the sample, the cost model's partitions per query are Spark's own (join pruning included)."""
-    from hive_integration.join_sample import with_joined_columns
-    from hive_integration.statistics_pass import gather_stats
+    from hive_integration.spark.join_sample import with_joined_columns
+    from hive_integration.spark.statistics_pass import gather_stats
     from planner.costmodel.cost import CostModel
     from planner.costmodel.joined import joined_attribute
 
@@ -133,7 +133,7 @@ def test_a_query_reads_each_tables_catalog_entry_once_and_runs_no_statement_of_i
     # the layout look-up, the joined tables' columns and their snapshots share one catalog entry per
     # table, read from the session catalog (the query's tables together): no SHOW TBLPROPERTIES or
     # DESCRIBE goes through Spark SQL
-    import hive_integration.catalog as catalog
+    import hive_integration.spark.catalog as catalog
 
     statements, entries = [], []
     real_sql, real_entry = spark.sql, catalog._entry

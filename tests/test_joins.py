@@ -1,5 +1,5 @@
-"""Predicates induced through inner equi-joins (``planner.joins``) and pruning by join ranges
-(``planner.join_pruning``): pure, no Spark.
+"""Predicates induced through inner equi-joins (``planner.workload.joins``) and pruning by join ranges
+(``planner.pruning.join_pruning``): pure, no Spark.
 
 ``tests/golden/joins_tpch.txt`` holds the induced predicates of the lineitem scans of the TPC-H
 queries that filter lineitem through its joins. Regenerate with
@@ -14,14 +14,15 @@ from pathlib import Path
 
 import sqlglot
 
-from planner.cnf.values import Kind
+from devtools.workload_gen.tpch import golden_query
 from planner.cnf.valueset import ValueSet
-from planner.join_pruning import JoinRange, JoinRanges
-from planner.joins import Hop, JoinColumn, JoinPath, induced_scans
-from planner.layout import Layout, Partition
-from planner.rewrite import JoinContext, explain_query, rewrite_query
+from planner.model.join_paths import Hop, JoinColumn, JoinPath
+from planner.model.layout import Layout, Partition
+from planner.pruning.join_pruning import JoinRange, JoinRanges
+from planner.rewrite.query_rewrite import JoinContext, explain_query, rewrite_query
+from planner.semantics.kinds import Kind
+from planner.workload.joins import induced_scans
 from planner.workload.scans import schema_from_ddl
-from planner.workload_gen.tpch import golden_query
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden" / "joins_tpch.txt"

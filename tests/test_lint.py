@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("planner", "hive_integration", "benchmarks", "tests")
+FOLDERS = ("planner", "hive_integration", "devtools", "benchmarks", "tests")
 
 
 def test_pyflakes_rules_pass_everywhere():

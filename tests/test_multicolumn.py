@@ -6,12 +6,16 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_dpmerge import assert_disjoint_and_covering, make_model, unpartitioned
 
 from planner.costmodel.cost import CostParams
 from planner.costmodel.dpmerge import cps_single_column
-from planner.costmodel.multicolumn import best_multi_column, budget_splits, cps_multi_column
-from planner.layout import Layout
-from test_dpmerge import assert_disjoint_and_covering, make_model, unpartitioned
+from planner.costmodel.multicolumn import (
+    best_multi_column,
+    budget_splits,
+    cps_multi_column,
+)
+from planner.model.layout import Layout
 
 # Two filters on x and d that each keep ~1/10 of the table, and queries that combine them: a
 # plan on (x, d) lets the combined queries read ~1/100.

@@ -1,4 +1,4 @@
-"""Partial re-layout (planner.relayout_plan), its SQL, ``planner status``'s figures and clustering depth.
+"""Partial re-layout (planner.advice.relayout_plan), its SQL, ``planner status``'s figures and clustering depth.
 
 Table ``t``: x = 0..9999, y = x mod 100 (uniform, independent of x's ranges), 10,000 rows.
 Current layout: 4 partitions on x (quarters). The new window filters y = 7 on the first quarter
@@ -12,16 +12,21 @@ import math
 import pyarrow as pa
 import sqlglot
 
-from planner.analysis import analyze_table
-from planner.clustering import clustering, column_depth, depths
-from planner.cnf.values import Kind
+from planner.advice.layout_status import status_of
+from planner.advice.relayout_plan import (
+    intersect_regions,
+    pieces,
+    pieces_of,
+    plan_relayout,
+)
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
+from planner.costmodel.clustering import clustering, column_depth, depths
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.emit.relayout_sql import recut_insert, relayout_script
-from planner.layout import Layout, Partition, with_generation
-from planner.relayout_plan import intersect_regions, pieces, pieces_of, plan_relayout
-from planner.status import status_of
+from planner.model.layout import Layout, Partition, with_generation
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 
 COLUMNS = {"x": "bigint", "y": "bigint"}
@@ -102,7 +107,7 @@ def test_recut_sql_reads_only_the_chosen_partitions_and_round_trips():
 def test_the_recut_filter_reads_old_ids_from_the_source_under_any_order():
     from dataclasses import replace
 
-    from planner.layout import Ordering
+    from planner.model.layout import Ordering
 
     for order in (Ordering("sort", ("y",)), Ordering("zorder", ("x", "y"), ((1000, 2000), (50,)))):
         current = replace(_quarters(), order=order)
@@ -142,7 +147,7 @@ def test_clustering_depth():
 
 
 def test_the_partition_cap_keeps_the_best_gain_per_row():
-    from planner.relayout_plan import PartitionGain, choose
+    from planner.advice.relayout_plan import PartitionGain, choose
 
     gains = [PartitionGain(1, 100, 10_000, 0, 5, 3), PartitionGain(2, 100, 5_000, 0, 5, 3),
              PartitionGain(3, 100, 300, 0, 5, 3)]  # 3 gains 300 < 4 x 100: never
@@ -152,7 +157,7 @@ def test_the_partition_cap_keeps_the_best_gain_per_row():
 
 
 def test_an_append_that_overlaps_a_sorted_run_breaks_its_order():
-    from hive_integration.order_check import out_of_order
+    from hive_integration.spark.order_check import out_of_order
 
     assert not out_of_order([(1, 5), (5, 9), (9, 12)])
     assert out_of_order([(1, 5), (5, 9), (9, 12), (3, 7)])
@@ -160,7 +165,7 @@ def test_an_append_that_overlaps_a_sorted_run_breaks_its_order():
 
 
 def test_runs_are_told_apart_by_the_write_that_made_them():
-    from hive_integration.order_check import runs_out_of_order, write_of
+    from hive_integration.spark.order_check import runs_out_of_order, write_of
 
     job = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
     assert write_of(f"file:/w/t/planner_pid=3/part-00001-{job}.c000.snappy.parquet") == job

@@ -8,17 +8,17 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from hive_integration.apply import SparkRunner, apply_layout
-from hive_integration.layouts import sql as planner_sql
-from hive_integration.relayout import SimulatedCrash, relayout
-from hive_integration.statistics_pass import gather_stats
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+from hive_integration.apply.relayout import SimulatedCrash, relayout
+from hive_integration.metastore.layouts import sql as planner_sql
+from hive_integration.spark.statistics_pass import gather_stats
+from planner.advice.relayout_plan import plan_relayout
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
-from planner.layout import Layout, Ordering, Partition, with_generation
-from planner.relayout_plan import plan_relayout
-from planner.rewrite import rewrite_query
+from planner.model.layout import Layout, Ordering, Partition, with_generation
+from planner.rewrite.query_rewrite import rewrite_query
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 
 N = 4000
@@ -100,7 +100,7 @@ def test_partial_relayout_recuts_one_partition_and_leaves_the_rest_alone(spark, 
     _check(spark, t, plan, source)
     assert _rows(spark, f"SELECT x, y, s FROM {report.backup}") == \
         sorted(r for r in source[QUERIES[-1]] if r[0] < 1000)  # the old partition, kept
-    from hive_integration.layouts import SparkCatalogLayouts
+    from hive_integration.metastore.layouts import SparkCatalogLayouts
 
     db, name = t.split(".")
     assert SparkCatalogLayouts(spark).lookup(db, name).layout == plan.layout

@@ -11,15 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import pytest
 import sqlglot
 
-import pytest
-
-from planner.drift import Strategy, hindsight, replay
+from planner.advice.drift import Strategy, hindsight, replay
+from planner.advice.relayout_plan import model_for, pieces_of, plan_relayout
 from planner.emit.relayout_sql import recut_insert
-from planner.layout import Layout, Ordering
-from planner.relayout_plan import model_for, pieces_of, plan_relayout
-from tests.test_relayout import COLUMNS, N, WINDOW, _by_y, _model, _quarters
+from planner.model.layout import Layout, Ordering
+from tests.test_relayout import COLUMNS, WINDOW, N, _by_y, _model, _quarters
 
 EVERYWHERE = "SELECT * FROM t WHERE y = 7;\n" * 20
 
@@ -135,7 +134,7 @@ def test_hindsight_picks_the_cheapest_layout_known_before_each_step():
 
 
 def test_status_says_when_the_partial_re_layout_is_the_whole_table():
-    from planner.status import status_of
+    from planner.advice.layout_status import status_of
 
     model = _model(EVERYWHERE)
     plan = plan_relayout(model, _quarters(), _target())

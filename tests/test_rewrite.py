@@ -10,17 +10,20 @@ import datetime as dt
 from decimal import Decimal
 
 import sqlglot
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlglot import exp
+from test_emit import (
+    evaluate,  # tests/ is on sys.path (pytest's rootdir-relative import)
+)
 
+import planner
 from planner.cnf.ir import ColumnPair
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
 from planner.emit import apply_statements, create_table_sql, region_contains
-from planner.layout import CATCH_ALL, Layout, Ordering, Partition
-from planner.rewrite import explain_query, rewrite_query
-import planner
-from test_emit import evaluate  # tests/ is on sys.path (pytest's rootdir-relative import)
+from planner.model.layout import CATCH_ALL, Layout, Ordering, Partition
+from planner.rewrite.query_rewrite import explain_query, rewrite_query
+from planner.semantics.kinds import Kind
 
 D = dt.date
 PAIR = "a < b"
@@ -237,7 +240,14 @@ def _spark_rows():
 
 
 def test_apply_and_rewrite_on_spark(spark, fresh_db):
-    from pyspark.sql.types import DateType, DecimalType, LongType, StringType, StructField, StructType
+    from pyspark.sql.types import (
+        DateType,
+        DecimalType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
 
     db = fresh_db
     lay = layout()
@@ -251,7 +261,7 @@ def test_apply_and_rewrite_on_spark(spark, fresh_db):
      .write.format("hive").option("fileFormat", "parquet").saveAsTable(src))
 
     spark.sql(create_table_sql(lay, COLS, f"{db}.t_new", dialect="spark"))
-    from hive_integration.apply import SparkRunner, write_settings_restored
+    from hive_integration.apply.apply_layout import SparkRunner, write_settings_restored
 
     fill = apply_statements(lay, COLS, f"{db}.t", f"{db}.t_new", dialect="spark", backup=f"{db}.t_before",
                             files={1: 2})
@@ -286,7 +296,7 @@ def test_apply_and_rewrite_on_spark(spark, fresh_db):
 
 # ---- layout identity: stale SQL reads more, never a wrong subset --------------------------------
 def _generation_layouts():
-    from planner.layout import with_generation
+    from planner.model.layout import with_generation
 
     base = layout()
     other = Layout("db.t", "test", base.partitions[:3], kinds=base.kinds, derived=base.derived)
@@ -294,7 +304,7 @@ def _generation_layouts():
 
 
 def test_generations_never_share_ids_and_repeat_for_the_same_content():
-    from planner.layout import with_generation
+    from planner.model.layout import with_generation
 
     a, b = _generation_layouts()
     assert not set(a.known_ids) & set(b.known_ids)

@@ -18,13 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from hive_integration.apply import Catalog, SparkRunner, TableNames, apply_layout
-from hive_integration.servers import StandaloneCluster
-from hive_integration.statistics_pass import gather_stats, table_schema
-from hive_integration.tpch_data import load_table
-from planner.cnf.values import Kind
+from devtools.servers import StandaloneCluster
+from devtools.tpch_data import load_table
+from hive_integration.apply.apply_layout import (
+    Catalog,
+    SparkRunner,
+    TableNames,
+    apply_layout,
+)
+from hive_integration.spark.statistics_pass import gather_stats, table_schema
 from planner.cnf.valueset import ValueSet
-from planner.layout import Layout, Ordering, Partition
+from planner.model.layout import Layout, Ordering, Partition
+from planner.semantics.kinds import Kind
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.spark, pytest.mark.servers]

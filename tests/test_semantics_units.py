@@ -2,8 +2,8 @@
 goes wrong; tests/test_spark_semantics.py holds the same against Spark, at scale."""
 from __future__ import annotations
 
-import math
 import datetime as dt
+import math
 from decimal import Decimal
 
 import sqlglot

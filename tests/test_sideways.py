@@ -14,8 +14,8 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind
+from planner.advice.relayout_plan import RelayoutPlan
+from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.joined import joined_attribute
@@ -24,10 +24,10 @@ from planner.costmodel.sideways import cut_attributes, split
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.emit.apply_sql import JOINED_PREFIX, apply_statements
 from planner.emit.relayout_sql import recut_insert
-from planner.joins import Hop, JoinColumn, JoinPath
-from planner.layout import Layout, Partition, generation_of, with_generation
-from planner.relayout_plan import RelayoutPlan
-from planner.rewrite import explain_query
+from planner.model.join_paths import Hop, JoinColumn, JoinPath
+from planner.model.layout import Layout, Partition, generation_of, with_generation
+from planner.rewrite.query_rewrite import explain_query
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 from planner.workload.scans import Schema
 

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from hive_integration.apply import ApplyError, SparkRunner, apply_layout
-from planner.cnf.values import Kind
+from devtools.workload_gen.tpch import golden_query
+from hive_integration.apply.apply_layout import ApplyError, SparkRunner, apply_layout
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.joined import joined_attribute
 from planner.emit.ddl import layout_from_properties
-from planner.join_pruning import with_join_columns
-from planner.layout import Layout, Partition, with_generation
-from planner.workload_gen.tpch import golden_query
+from planner.model.layout import Layout, Partition, with_generation
+from planner.pruning.join_pruning import with_join_columns
+from planner.semantics.kinds import Kind
 from tests.test_e2e import invoke
 from tests.test_join_pruning_spark import _lineitem_partitions, _no_limit, load_tpch
 

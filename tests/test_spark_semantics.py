@@ -22,14 +22,14 @@ import os
 import random
 from dataclasses import dataclass, field
 
+import figures
 import pytest
 import sqlglot
+from spark_expressions import ExpressionGenerator
 
-import figures
 from planner.semantics.constants import from_sqlglot
 from planner.semantics.evaluate import evaluate
 from planner.semantics.settings import Raises, Settings, Typed, Unmodelled
-from spark_expressions import ExpressionGenerator
 
 EXPRESSIONS = int(os.environ.get("SEMANTICS_EXPRESSIONS", "1000"))
 SEED = random.randrange(1 << 30) if os.environ.get("SEMANTICS_RANDOM") else 20240610
@@ -83,8 +83,8 @@ def run_select(spark, texts: list[str]) -> list[tuple]:
 def fails(spark, text: str) -> bool:
     """Whether Spark fails the query. A constant SELECT is folded by the optimizer, so optimizing
     it (a third of the time of running it) is where a failure shows."""
-    from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
 
     try:
         spark._jsparkSession.sql(f"SELECT {text}").queryExecution().optimizedPlan()
@@ -95,8 +95,8 @@ def fails(spark, text: str) -> bool:
 
 def check_values(spark, claims: list[tuple[str, Typed]], tally: Tally) -> None:
     """Run the claimed values in batches; a batch Spark fails on is halved until the culprit shows."""
-    from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
 
     stack = [claims[i:i + BATCH] for i in range(0, len(claims), BATCH)]
     while stack:
@@ -230,10 +230,11 @@ def truth(e, row):
 
 
 def bound(text: str, settings: Settings):
+    from spark_expressions import COLUMN_TYPES
+
     from planner.cnf.bind import bind
     from planner.cnf.convert import to_ir
     from planner.cnf.ir import Opaque, atoms
-    from spark_expressions import COLUMN_TYPES
 
     where = sqlglot.parse_one(f"SELECT * FROM t WHERE {text}", read="spark").args["where"].this
     e = bind(to_ir(where, lambda c: c.name.lower(), "spark"), {c.lower(): t for c, t in COLUMN_TYPES.items()},

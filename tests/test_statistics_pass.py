@@ -5,7 +5,13 @@ the sample's own pass observes it. Either way it equals Spark's ``count()``.
 """
 from __future__ import annotations
 
-from hive_integration.statistics_pass import _catalog_column_stats, _column_stats, _sample, gather_stats, table_schema
+from hive_integration.spark.statistics_pass import (
+    _catalog_column_stats,
+    _column_stats,
+    _sample,
+    gather_stats,
+    table_schema,
+)
 
 
 def _copy(spark, db: str, source: str) -> str:

@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from hive_integration.apply import SparkRunner, apply_layout
+from hive_integration.apply.apply_layout import SparkRunner, apply_layout
 from planner.cli.main import cli
-from planner.layout import Ordering
-from dataclasses import replace
-
-from tests.test_relayout_spark import N, QUERIES, _rows, quarters
+from planner.model.layout import Ordering
+from tests.test_relayout_spark import QUERIES, N, _rows, quarters
 
 
 def _state(spark) -> str:
@@ -75,8 +74,8 @@ def test_status_relayout_and_append_order(spark, fresh_db, tmp_path):
                                    "--format", "json", "--drop-old"])
     assert fix.exit_code == 0, fix.output
     assert json.loads(fix.output)["plan"]["chosen"] == broken
-    from hive_integration.order_check import unordered_partitions
-    from hive_integration.layouts import SparkCatalogLayouts
+    from hive_integration.metastore.layouts import SparkCatalogLayouts
+    from hive_integration.spark.order_check import unordered_partitions
 
     now = SparkCatalogLayouts(spark).lookup(*t.split(".")).layout
     assert unordered_partitions(spark, t, now) == []

@@ -15,9 +15,9 @@ import sqlglot
 from benchmarks.tpch_bench import Config, quick_config, run, split_by_template
 from benchmarks.tpch_probe import probes_for
 from benchmarks.tpch_report import spearman, write_report
-from planner.cnf.values import kind_of_type
+from devtools.workload_gen import generate
+from planner.semantics.types import kind_of_type
 from planner.workload import Schema, parse_workload
-from planner.workload_gen import generate
 
 COLUMNS = {"l_orderkey": "bigint", "l_partkey": "bigint", "l_suppkey": "bigint", "l_linenumber": "int",
            "l_quantity": "decimal(15,2)", "l_extendedprice": "decimal(15,2)", "l_discount": "decimal(15,2)",
@@ -110,11 +110,15 @@ def test_ordered_variants_define_the_derived_attributes_they_sort_by():
     emitted as ``SORT BY `l_commitdate < l_receiptdate``` (a column that does not exist), because
     the search gave layouts an order without the derived attribute's definition."""
     from benchmarks.advise_bench import stats_for, synthetic_lineitem
-    from planner.analysis import analyze_table
+    from planner.analysis.table_analysis import analyze_table
     from planner.costmodel.cost import CostModel
     from planner.costmodel.search import search
-    from planner.emit.apply_sql import insert_select
-    from planner.emit.apply_sql import CURVE_COLUMN, ORDER_COLUMN, Z_COLUMN
+    from planner.emit.apply_sql import (
+        CURVE_COLUMN,
+        ORDER_COLUMN,
+        Z_COLUMN,
+        insert_select,
+    )
 
     wl = _workload(68)
     analysis = analyze_table(wl, "lineitem", COLUMNS)

@@ -8,13 +8,21 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from planner.cnf.values import Kind
 from planner.costmodel.amoeba import amoeba_hybrid
 from planner.costmodel.sample import SampleFrame
-from planner.costmodel.tree_order import MAX_TREE_DEPTH, decode, describe, leaf_ids, leaves, tie_columns, tree_depth_for, \
-    tree_ordering
+from planner.costmodel.tree_order import (
+    MAX_TREE_DEPTH,
+    decode,
+    describe,
+    leaf_ids,
+    leaves,
+    tie_columns,
+    tree_depth_for,
+    tree_ordering,
+)
 from planner.emit.apply_sql import ORDER_COLUMN, insert_select
-from planner.layout import Layout, Ordering, Partition
+from planner.model.layout import Layout, Ordering, Partition
+from planner.semantics.kinds import Kind
 
 KINDS = {"a": Kind.INTEGER, "b": Kind.INTEGER, "d": Kind.DATE}
 
@@ -89,12 +97,18 @@ def test_the_hybrid_tree_keeps_a_few_partitions_and_orders_below_them():
 
 
 def test_advice_records_the_tie_columns_range_from_the_footers_else_the_sample():
-    """The write hint the Spark writer folds into its sort key (``planner.advice.tie_ranges``):
+    """The write hint the Spark writer folds into its sort key (``planner.advice.ranking.tie_ranges``):
     the footers' range when they are read, the sample's otherwise; dates as days since 1970."""
     import pyarrow as pa
 
-    from planner.advice import tie_ranges
-    from planner.costmodel.statistics import ChunkStats, ColumnStats, DataFile, RowGroupStats, TableStats
+    from planner.advice.ranking import tie_ranges
+    from planner.costmodel.statistics import (
+        ChunkStats,
+        ColumnStats,
+        DataFile,
+        RowGroupStats,
+        TableStats,
+    )
 
     order = Ordering("tree", ("a", "k", "d"), (("then", 1, 2), (0, 5), (), ()))
     layout = Layout("t", "x", (Partition(1, ()),), order)

@@ -6,16 +6,24 @@ import datetime as dt
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from planner.analysis import analyze_table
-from planner.cnf.values import Kind, float_value
-from planner.costmodel.amoeba import amoeba_tree, attribute_allocation, filter_weights, median_code, tree_depth
-from planner.costmodel.trees import SortedCodes, amoeba_upfront, amoeba_weighted, greedy_tree
+from planner.analysis.table_analysis import analyze_table
+from planner.cnf.values import float_value
+from planner.costmodel.amoeba import amoeba_tree, filter_weights
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.statistics import ColumnStats, TableStats
-from planner.layout import Layout, Partition
+from planner.costmodel.tree_growth import attribute_allocation, median_code, tree_depth
+from planner.costmodel.trees import (
+    SortedCodes,
+    amoeba_upfront,
+    amoeba_weighted,
+    greedy_tree,
+)
+from planner.model.layout import Layout, Partition
+from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 
 COLUMNS = {"a": "int", "b": "int", "s": "string", "d": "date"}
@@ -265,5 +273,5 @@ def test_every_row_lands_in_exactly_one_region(seed, nulls, n, probes):
         for row in probes + sample_rows[:50]:
             assert len(containing(layout, row)) == 1, (layout.strategy, row)
         assert (model.labels(layout) >= 0).all()
-    # the builder's vectorised skipping agrees with planner.pruning on every leaf
+    # the builder's vectorised skipping agrees with planner.pruning.hits on every leaf
     assert dict(layouts[2].meta)["estimated_rows"] == pytest.approx(model.evaluate(layouts[2]).rows)

@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from hive_integration.view_lookup import spark_view_lookup
+from hive_integration.spark.view_lookup import spark_view_lookup
 from planner.cli.main import cli
 from planner.workload import parse_workload
 
@@ -22,7 +22,7 @@ def test_views_in_spark_s_catalog_are_followed(spark, fresh_db):
 
 
 def test_analyze_follows_a_standalone_metastore_s_views_without_spark(thrift_server, metastore, tmp_path):
-    from hive_integration.hiveserver2 import HiveServer2Client
+    from hive_integration.metastore.hiveserver2 import HiveServer2Client
 
     with HiveServer2Client(thrift_server.host, thrift_server.port) as hs2:
         hs2.execute("CREATE DATABASE IF NOT EXISTS vw")

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from planner.workload_gen import (
+from devtools.workload_gen import (
     ADHOC_COLUMNS,
     ALL_TEMPLATES,
     DEFAULT_TEMPLATES,
@@ -24,16 +24,22 @@ from planner.workload_gen import (
     tpch_workload,
     workload_file_text,
 )
-from planner.workload_gen.__main__ import main as cli_main
-from planner.workload_gen.adhoc import adhoc_query_specs
-from planner.workload_gen.q6_variants import (
+from devtools.workload_gen.__main__ import main as cli_main
+from devtools.workload_gen.adhoc import adhoc_query_specs
+from devtools.workload_gen.q6_variants import (
     DIMENSIONS,
     PAPER_QUERY_DIMENSIONS,
     SELECTIVITIES,
     lineitem_domain,
     q6_variant_specs,
 )
-from planner.workload_gen.tpch import NATIONS, SEGMENTS, SHIPMODES, TEMPLATES, normalize_template_name
+from devtools.workload_gen.tpch import (
+    NATIONS,
+    SEGMENTS,
+    SHIPMODES,
+    TEMPLATES,
+    normalize_template_name,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SQL = ROOT / "sql"
@@ -79,7 +85,7 @@ def test_golden_files_are_exactly_the_templates():
     assert files == sorted(f"{q}.sql" for q in LINEITEM_QUERIES)
     for name in LINEITEM_QUERIES:
         text = (SQL / "tpch" / f"{name}.sql").read_text(encoding="utf-8")
-        assert text == golden_query(name), f"sql/tpch/{name}.sql drifted: python -m planner.workload_gen golden"
+        assert text == golden_query(name), f"sql/tpch/{name}.sql drifted: python -m devtools.workload_gen golden"
 
 
 @pytest.mark.parametrize("name", LINEITEM_QUERIES)
@@ -119,7 +125,7 @@ def test_golden_structure():
 def test_checked_in_workload_matches_generator(fname, kind, n, seed):
     text = (SQL / fname).read_text(encoding="utf-8")
     assert text == workload_file_text(kind, n, seed), (
-        f"sql/{fname} drifted: python -m planner.workload_gen {kind} -n {n} --seed {seed} -o sql/{fname}"
+        f"sql/{fname} drifted: python -m devtools.workload_gen {kind} -n {n} --seed {seed} -o sql/{fname}"
     )
     assert f"n={n}, seed={seed}" in text.splitlines()[0]
     stmts = [s for s in sqlglot.parse(text, read="hive") if s is not None]
@@ -131,7 +137,7 @@ def test_readme_mentions_every_file():
     readme = (SQL / "README.md").read_text(encoding="utf-8")
     for fname, kind, n, seed in CHECKED_IN:
         assert fname in readme
-        assert f"python -m planner.workload_gen {kind} -n {n} --seed {seed} -o sql/{fname}" in readme
+        assert f"python -m devtools.workload_gen {kind} -n {n} --seed {seed} -o sql/{fname}" in readme
 
 
 # --------------------------------------------------------------------------

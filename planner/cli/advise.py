@@ -19,10 +19,15 @@ import click
 
 from planner.cli.console import Console
 from planner.cli.engine import start_spark, verbose, workload_text
-from planner.cli.options import eventlog_options, metastore_options, out_dir_option, workload_options
+from planner.cli.options import (
+    eventlog_options,
+    metastore_options,
+    out_dir_option,
+    workload_options,
+)
 from planner.costmodel.cost import CostParams
 from planner.errors import InputError
-from planner.join_pruning import MAX_COLUMNS, with_join_columns
+from planner.pruning.join_pruning import MAX_COLUMNS, with_join_columns
 from planner.workload import Schema, parse_workload
 
 DEFAULT_MIN_GAIN = 1.5
@@ -42,7 +47,7 @@ class TableOutcome:
         return self.advice is not None and self.advice.keeps_current
 
     def to_json(self) -> dict:
-        from planner.advice import advice_json
+        from planner.advice.ranking import advice_json
 
         return {"table": self.table, "scans": self.scans, "gain": None if self.gain is None else round(self.gain, 2),
                 "advised": self.folder is not None, "folder": None if self.folder is None else str(self.folder),
@@ -102,7 +107,7 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
                         page_rows=page_rows, robustness_weight=robustness_weight, aggregation_factor=aggregation_factor,
                         allow_regressions=allow_regressions)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
-    from hive_integration.view_lookup import spark_view_lookup
+    from hive_integration.spark.view_lookup import spark_view_lookup
 
     views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables
     first = parse_workload(text, name, dialect=dialect, on_error=on_error, views=views, joins=False)
@@ -122,11 +127,11 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
 def _advise_table(spark, state: Path, table: str, text: str, name: str, first, folder: Path, params: CostParams,
                   sample_rows: int, dialect: str, on_error: str, console: Console, views,
                   min_gain: float | None) -> TableOutcome:
-    from hive_integration.layouts import SparkCatalogLayouts
-    from hive_integration.join_sample import with_joined_columns
-    from hive_integration.statistics_pass import gather_stats, table_schema
-    from planner.advice import advise
-    from planner.analysis import analyze_table
+    from hive_integration.metastore.layouts import SparkCatalogLayouts
+    from hive_integration.spark.join_sample import with_joined_columns
+    from hive_integration.spark.statistics_pass import gather_stats, table_schema
+    from planner.advice.ranking import advise
+    from planner.analysis.table_analysis import analyze_table
     from planner.emit.advice_folder import write_advice_folder
 
     scans = sum(1 for q in first.queries for s in q.scans if s.table == table or s.table.split(".")[-1] == table)
@@ -146,7 +151,9 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
     target = table if table in names else next((n for n in names if n.split(".")[-1] == short), None)
     if target is None:
         return TableOutcome(table, 0, reason=f"no query reads it (tables read: {', '.join(sorted(first.tables()))})")
-    from hive_integration.layouts import session_settings  # the layout records them
+    from hive_integration.metastore.layouts import (
+        session_settings,  # the layout records them
+    )
 
     analysis = analyze_table(wl, target, columns, settings=session_settings(spark))
     scans = len(analysis.scans)
@@ -169,7 +176,7 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
                             reason=f"the best layout reads only {gain:.2f}x fewer rows than a full scan "
                                    f"(below --min-gain {min_gain:g})")
     layout = _portable(with_join_columns(replace(advice.layout, table=table), advice.analysis.join_columns()))
-    from hive_integration.apply import SparkRunner, describe_source
+    from hive_integration.apply.apply_layout import SparkRunner, describe_source
 
     # the laid-out table keeps the table's format (ORC stays ORC), comments, properties, and an
     # external table's place: a new folder beside its own
@@ -198,7 +205,7 @@ def _portable(layout):
 
 
 def _print(outcomes: list[TableOutcome], single: bool, fmt: str, min_gain: float | None) -> None:
-    from planner.advice import advice_json, advice_text
+    from planner.advice.ranking import advice_json, advice_text
 
     if fmt == "json":
         if single:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from planner.analysis import TableAnalysis, analyze
+from planner.analysis.table_analysis import TableAnalysis, analyze
 from planner.cli.console import Console
 from planner.cli.engine import check_metastore, workload_text
 from planner.cli.options import eventlog_options, metastore_uri, workload_options
@@ -47,7 +47,7 @@ def analyze_cmd(workload, eventlog, window, tables, schema_path, budget, metasto
     schema = load_schema(schema_path, dialect)
     text, name = workload_text(workload, eventlog, window, dialect, Console(fmt))
     if metastore:
-        from hive_integration.metastore import MetastoreClient
+        from hive_integration.metastore.thrift_client import MetastoreClient
 
         check_metastore(metastore)
         with MetastoreClient(metastore) as client:

@@ -6,7 +6,7 @@ was built with, so every new row goes to the partition its region names (NULLs i
 unclaimed to the catch-all). ``--print-sql`` only prints the statements, for a DBA to run.
 
 Afterwards the partitions whose in-partition order the new rows broke are reported
-(``hive_integration.order_check``); ``planner relayout … --fix-order`` rewrites only those.
+(``hive_integration.spark.order_check``); ``planner relayout … --fix-order`` rewrites only those.
 """
 from __future__ import annotations
 
@@ -37,7 +37,13 @@ def _norm(t: str) -> str:
 @metastore_options
 def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastore, state_dir):
     """Insert the rows of table BATCH into laid-out table TARGET, each into its partition."""
-    from hive_integration.apply import Catalog, TableNames, acquire_lease, check_sideways_keys, release_lease
+    from hive_integration.apply.apply_layout import (
+        Catalog,
+        TableNames,
+        acquire_lease,
+        check_sideways_keys,
+        release_lease,
+    )
 
     console = Console(fmt)
     runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
@@ -75,14 +81,16 @@ def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastor
                 for s in stmts:
                     runner.execute(s)
             after = into.run(count)[0][0]
-            from hive_integration.join_ranges import after_apply  # issue 13: the new rows change the join ranges
+            from hive_integration.spark.join_ranges import (
+                after_apply,  # issue 13: the new rows change the join ranges
+            )
 
             after_apply(runner, layout, console.say)
         finally:
             release_lease(into, into.names.source, owner)
         broken = None
         if spark is not None:  # footers are read through Spark's file listing
-            from hive_integration.order_check import unordered_partitions
+            from hive_integration.spark.order_check import unordered_partitions
 
             broken = unordered_partitions(spark, target, layout)
         if fmt == "json":

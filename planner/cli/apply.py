@@ -2,7 +2,7 @@
 
 The layout comes from ``ADVICE_DIR/layout.json``; the DDL is emitted again for the engine in use,
 and ``ddl.sql`` (when present) is only read to check the source still has the schema the advice
-was made for. See ``hive_integration.apply`` for the steps and how a re-run resumes. The old table
+was made for. See ``hive_integration.apply.apply_layout`` for the steps and how a re-run resumes. The old table
 is kept under the name ``report.md`` and ``apply.sql`` give (``<t>__before_<advised at>``).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from planner.cli.engine import start_spark, verbose
 from planner.cli.options import break_lease_option, format_option, metastore_options
 from planner.emit.ddl import columns_of_create
 from planner.errors import InputError, LayoutError
-from planner.layout import Layout
+from planner.model.layout import Layout
 
 
 def read_layout(advice_dir: Path) -> Layout:
@@ -49,7 +49,7 @@ def hiveserver2_address(value: str) -> tuple[str, int]:
 
 def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | None, console: Console):
     """The statement runner the options name (HiveServer2, or this process's Spark) and its Spark."""
-    from hive_integration.apply import HiveServer2Runner, SparkRunner
+    from hive_integration.apply.apply_layout import HiveServer2Runner, SparkRunner
 
     if hiveserver2:
         if metastore or state_dir:
@@ -76,7 +76,7 @@ def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | 
 def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, replace_partitioning, fmt, metastore,
               state_dir):
     """Create <t>__planner_new from ADVICE_DIR, fill and verify it, and swap it in for <t>."""
-    from hive_integration.apply import apply_layout
+    from hive_integration.apply.apply_layout import apply_layout
 
     advice = Path(advice_dir)
     layout = read_layout(advice)

@@ -46,7 +46,7 @@ def check_metastore(uri: str) -> None:
     """Raise ``MetastoreError`` (one line) unless ``uri`` answers as a Hive metastore."""
     import logging
 
-    from hive_integration.metastore import MetastoreClient
+    from hive_integration.metastore.thrift_client import MetastoreClient
 
     log = logging.getLogger("thrift.transport.TSocket")  # it logs "Could not connect …" before raising
     level, log.level = log.level, logging.CRITICAL
@@ -63,7 +63,7 @@ def start_spark(state_dir: str | None, metastore: str | None, console: Console, 
     """The command's Spark session (started once; quiet unless ``--verbose``) and its state dir."""
     if metastore:
         check_metastore(metastore)  # before pyspark is even imported
-    from hive_integration.session import build_spark_session, default_state_dir
+    from hive_integration.spark.session import build_spark_session, default_state_dir
 
     state = Path(state_dir).resolve() if state_dir else default_state_dir()
     console.say("starting Spark …")

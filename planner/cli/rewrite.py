@@ -25,7 +25,12 @@ from planner.cli.console import Console
 from planner.cli.engine import check_metastore, start_spark, verbose
 from planner.cli.options import metastore_options, output_file_option, workload_options
 from planner.errors import InputError, Location, WorkloadError
-from planner.rewrite import RewriteNote, ScanExplanation, explain_query, rewrite_query
+from planner.rewrite.query_rewrite import (
+    RewriteNote,
+    ScanExplanation,
+    explain_query,
+    rewrite_query,
+)
 from planner.workload.parse import classify, session_name
 from planner.workload.reader import read_text
 from planner.workload.scans import base_tables
@@ -47,14 +52,18 @@ class StatementResult:
 
 def _source(layout_paths, metastore, state_dir, console: Console):
     """The layout source the options name, and a function that closes it."""
-    from hive_integration.layouts import FileLayouts, MetastoreLayouts, SparkCatalogLayouts
+    from hive_integration.metastore.layouts import (
+        FileLayouts,
+        MetastoreLayouts,
+        SparkCatalogLayouts,
+    )
 
     if layout_paths:
         if metastore:
             raise InputError("give either --layout files or --metastore, not both")
         return FileLayouts(layout_paths), lambda: None
     if metastore:
-        from hive_integration.metastore import MetastoreClient
+        from hive_integration.metastore.thrift_client import MetastoreClient
 
         check_metastore(metastore)
         client = MetastoreClient(metastore).open()
@@ -91,8 +100,8 @@ def _rewrite_statement(stmt, result: StatementResult, path: str, source, dialect
     """Fill ``result`` with ``stmt`` rewritten; returns the current database after it. A table whose
     unqualified name an earlier statement gave to a temporary view or table (``shadowed``) is left
     alone: Spark reads the view there, and the table's layout says nothing about its rows."""
-    from hive_integration.join_ranges import context_for
-    from hive_integration.layouts import layouts_of
+    from hive_integration.spark.join_ranges import context_for
+    from hive_integration.metastore.layouts import layouts_of
 
     where = Location(path, stmt.number, stmt.line)
     try:

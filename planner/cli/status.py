@@ -4,10 +4,10 @@ switch would cost; ``planner relayout TABLE WORKLOAD``: re-cut only the partitio
 Both read the layout from TABLE's properties, gather its statistics, cost the window's queries on
 the current layout and on the best one ``advise`` finds, and choose the partitions whose re-cut
 gain exceeds ``--write-cost`` × their rows (Amoeba's c, 4 by default: a rewritten row costs as
-much as reading it four times). ``status`` reports (``planner.status``); ``--measure`` also runs
+much as reading it four times). ``status`` reports (``planner.advice.layout_status``); ``--measure`` also runs
 each scan's count form (``SELECT count(*) FROM TABLE WHERE <its prunable predicate>``, through the
 rewrite) and prints Spark's scan metrics. ``relayout`` applies the partial re-layout
-(``hive_integration.relayout``), or prints its statements with ``--print-sql``.
+(``hive_integration.apply.relayout``), or prints its statements with ``--print-sql``.
 
 Run on a schedule over a sliding window (``--from-eventlog DIR --last 40``: the 40 most recent
 queries), ``relayout`` follows a drift a few queries after it starts: a check that pays nothing
@@ -22,8 +22,13 @@ import click
 
 from planner.cli.console import Console
 from planner.cli.engine import start_spark, verbose, workload_text
-from planner.cli.options import (break_lease_option, eventlog_options, format_option, metastore_options,
-                                 workload_options)
+from planner.cli.options import (
+    break_lease_option,
+    eventlog_options,
+    format_option,
+    metastore_options,
+    workload_options,
+)
 from planner.errors import InputError
 from planner.workload import Schema, parse_workload
 
@@ -50,7 +55,7 @@ class Window:
     spark: object
     table: str
     current: object  # Layout
-    advice: object  # planner.advice.Advice
+    advice: object  # planner.advice.ranking.Advice
     model: object  # CostModel
     plan: object  # RelayoutPlan
     columns: dict
@@ -59,10 +64,10 @@ class Window:
 def read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                 metastore, state_dir, console: Console, fix_order: bool = False, params=None,
                 validate: bool = True) -> Window:
-    from planner.advice import advise
-    from planner.analysis import analyze_table
+    from planner.advice.ranking import advise
+    from planner.advice.relayout_plan import plan_relayout
+    from planner.analysis.table_analysis import analyze_table
     from planner.costmodel.cost import CostModel, CostParams
-    from planner.relayout_plan import plan_relayout
 
     text, name = workload_text(workload, eventlog, window, dialect, console)
     parse_workload(text, name, dialect=dialect, on_error=on_error)  # syntax errors before any JVM
@@ -70,8 +75,8 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
     if "." not in table:
         table = "default." + table
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
-    from hive_integration.layouts import SparkCatalogLayouts, session_settings
-    from hive_integration.statistics_pass import gather_stats, table_schema
+    from hive_integration.metastore.layouts import SparkCatalogLayouts, session_settings
+    from hive_integration.spark.statistics_pass import gather_stats, table_schema
 
     db, short = table.split(".", 1)
     columns = table_schema(spark, table)
@@ -96,7 +101,7 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
         target = current  # the table as it is stays the best contender: nothing to re-cut toward
     force = None
     if fix_order:
-        from hive_integration.order_check import unordered_partitions
+        from hive_integration.spark.order_check import unordered_partitions
 
         force = unordered_partitions(spark, table, current)
         target = current  # re-cut by its own region: rewritten in order, nothing else moves
@@ -108,11 +113,11 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
 
 
 def _validated(plan, wl, table, columns, settings, stats, params, console: Console):
-    """``plan`` if its action also pays on queries its target was not fitted to (``planner.held_out``)."""
-    from planner.advice import advise
-    from planner.analysis import analyze_table
+    """``plan`` if its action also pays on queries its target was not fitted to (``planner.advice.held_out``)."""
+    from planner.advice.held_out import MIN_QUERIES, judged_halves, validated
+    from planner.advice.ranking import advise
+    from planner.analysis.table_analysis import analyze_table
     from planner.costmodel.cost import CostModel
-    from planner.held_out import MIN_QUERIES, judged_halves, validated
 
     if len(wl.queries) < MIN_QUERIES:
         console.say(f"{len(wl.queries)} queries: too few to check the re-cut on queries its target was not "
@@ -136,8 +141,8 @@ def _params(max_partitions: int, min_partition_mb: float):
 
 
 def _clustering(spark, table, layout, columns):
-    from hive_integration.footers import table_footers
-    from planner.clustering import clustering
+    from hive_integration.spark.footers import table_footers
+    from planner.costmodel.clustering import clustering
 
     wanted = list(dict.fromkeys([a for a in layout.attributes if a in columns] + list(layout.order.columns)
                                 + [c for c in columns if c not in layout.attributes]))
@@ -147,10 +152,11 @@ def _clustering(spark, table, layout, columns):
 
 def _measure(spark, window: Window, console: Console) -> list[tuple]:
     """Each scan's count form through the rewrite: (statement, rows, files, bytes, partitions)."""
-    from hive_integration.layouts import sql as planner_sql
-    from hive_integration.metrics import collect_scan_metrics, scans_kept
-    from planner.emit.conditions import region_predicate
     from sqlglot import exp
+
+    from hive_integration.metastore.layouts import sql as planner_sql
+    from hive_integration.spark.metrics import collect_scan_metrics, scans_kept
+    from planner.emit.conditions import region_predicate
 
     analysis = window.model.analysis
     out = []
@@ -182,7 +188,7 @@ def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, m
                validate, write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
     """Cost of TABLE's layout for WORKLOAD (a file, or --from-eventlog DIR) against the best layout;
     rows a switch rewrites and its break-even; hot, cold and mis-cut partitions; clustering depth."""
-    from planner.status import status_of
+    from planner.advice.layout_status import status_of
 
     console = Console(fmt)
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
@@ -220,10 +226,9 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
                     params=_params(max_partitions, min_partition_mb), validate=validate)
     plan = w.plan
     if print_sql:
+        from hive_integration.apply.apply_layout import SparkRunner, describe_source
         from planner.emit.apply_sql import statements_text
         from planner.emit.relayout_sql import STAGING_SUFFIX, relayout_script
-
-        from hive_integration.apply import SparkRunner, describe_source
 
         own = describe_source(SparkRunner(w.spark), w.table).file_format
         stmts = relayout_script(plan, w.columns, w.table, w.table + STAGING_SUFFIX, {}, dialect="hive",
@@ -237,12 +242,12 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
         msg = (f"{w.table}: no partition gains more than {write_cost:g} x its rows for this workload; "
                "nothing to re-cut")
         if plan.declined is not None:
-            from planner.status import declined_text
+            from planner.advice.layout_status import declined_text
 
             msg = f"{w.table}: {declined_text(plan)}; nothing re-cut (--no-validate decides on the window alone)"
         click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "report": None}) if fmt == "json" else msg)
         return
-    from hive_integration.relayout import relayout
+    from hive_integration.apply.relayout import relayout
 
     with console.spark_work(w.spark, f"re-cutting {len(plan.chosen)} partitions of {w.table}"):
         report = relayout(w.spark, plan, drop_old=drop_old, progress=console.say, break_lease=break_lease)

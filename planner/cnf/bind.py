@@ -20,12 +20,25 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, Pred, and_, atoms, map_atoms, not_
+from planner.cnf.ir import (
+    FALSE,
+    TRUE,
+    UNKNOWN,
+    Cmp,
+    ColumnPair,
+    Expr,
+    Opaque,
+    Pred,
+    and_,
+    atoms,
+    map_atoms,
+    not_,
+)
 from planner.cnf.preimage import Sides, Unbound, comparison, membership
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
-from planner.semantics.constants import Lit, python_literal
+from planner.semantics.constants import Lit, python_literal, zone_dependent
 from planner.semantics.evaluate import type_of
+from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
 from planner.semantics.types import SparkType, parse_type
 
@@ -227,4 +240,20 @@ def column_pair_kinds_ok(p: ColumnPair, kinds: Mapping[str, Kind]) -> bool:
     return a is not None and a == b and a.orderable
 
 
-__all__ = ["bind", "bind_atom", "infer_kinds", "column_pair_kinds_ok", "column_type", "TRUE", "FALSE", "UNKNOWN"]
+def needs_time_zone(predicate, types: Mapping[str, SparkType]) -> bool:
+    """Whether reading ``predicate``'s constants needs the session time zone: a TIMESTAMP column,
+    a constant holding a TIMESTAMP, or a DATE column compared with one."""
+    for a in atoms(predicate):
+        if not isinstance(a, Cmp):
+            continue
+        t = types.get(a.column)
+        if t is not None and t.name == "timestamp":
+            return True
+        for v in a.values:
+            c = python_literal(v)
+            if zone_dependent(c):
+                return True
+    return False
+
+
+__all__ = ["bind", "bind_atom", "needs_time_zone", "infer_kinds", "column_pair_kinds_ok", "column_type", "TRUE", "FALSE", "UNKNOWN"]

@@ -13,7 +13,19 @@ from typing import Callable
 
 from sqlglot import exp
 
-from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Cmp, ColumnPair, Expr, Opaque, and_, map_atoms, not_, or_
+from planner.cnf.ir import (
+    FALSE,
+    TRUE,
+    UNKNOWN,
+    Cmp,
+    ColumnPair,
+    Expr,
+    Opaque,
+    and_,
+    map_atoms,
+    not_,
+    or_,
+)
 from planner.semantics.constants import Interval, Lit, from_sqlglot, zone_dependent
 from planner.semantics.evaluate import evaluate
 from planner.semantics.settings import Settings, Typed

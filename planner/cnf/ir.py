@@ -26,9 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Union
 
-from planner.cnf.values import Value, render
-from planner.semantics.constants import CONSTANTS
+from planner.cnf.values import Value
 from planner.cnf.valueset import ValueSet
+from planner.semantics.constants import CONSTANTS
+from planner.semantics.kinds import render
 
 _NEGATED_OP = {"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 _FLIPPED_OP = {"=": "=", "<>": "<>", "<": ">", ">": "<", "<=": ">=", ">=": "<="}

@@ -22,8 +22,22 @@ from functools import cached_property
 from itertools import product
 from typing import Iterable
 
-from planner.cnf.ir import (FALSE, TRUE, And, ColumnPair, Cmp, Const, Expr, Not, Opaque, Or, Pred, and_,
-                            not_, or_)
+from planner.cnf.ir import (
+    FALSE,
+    TRUE,
+    And,
+    Cmp,
+    ColumnPair,
+    Const,
+    Expr,
+    Not,
+    Opaque,
+    Or,
+    Pred,
+    and_,
+    not_,
+    or_,
+)
 from planner.cnf.valueset import ValueSet
 
 DEFAULT_BUDGET = 256

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
-from planner.cnf.values import Kind, float_value, render
+from planner.cnf.values import float_value
 from planner.cnf.valueset import Interval, ValueSet
 from planner.semantics.casts import cast
-from planner.semantics.coercion import comparison_type, common_type
+from planner.semantics.coercion import common_type, comparison_type
 from planner.semantics.constants import Const, Lit
 from planner.semantics.evaluate import evaluate, integral_vs_decimal_literal
+from planner.semantics.kinds import Kind, render
 from planner.semantics.settings import Raises, Settings, Typed
 from planner.semantics.types import SparkType
 from planner.semantics.zones import start_of_day, to_wall, trusted, zone

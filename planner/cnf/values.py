@@ -20,36 +20,11 @@ import datetime as dt
 import math
 import re
 from decimal import Decimal, InvalidOperation
-from enum import Enum
 from typing import Any
 
-
-class Kind(str, Enum):
-    INTEGER = "integer"
-    DECIMAL = "decimal"
-    FLOAT = "float"  # float and double: values are kept as the shortest decimal that reads back as them
-    STRING = "string"
-    DATE = "date"
-    TIMESTAMP = "timestamp"
-    BOOLEAN = "boolean"
-    OTHER = "other"  # maps, arrays, structs, binary: cannot be ordered, never partitioned on
-
-    @property
-    def discrete(self) -> bool:
-        return self in (Kind.INTEGER, Kind.DATE, Kind.BOOLEAN)
-
-    @property
-    def orderable(self) -> bool:
-        return self is not Kind.OTHER
-
+from planner.semantics.kinds import Kind
 
 Value = Any  # int | Decimal | str | date | datetime | bool
-
-def kind_of_type(type_name: str) -> Kind:
-    """The kind of a Hive/Spark type name (``decimal(15,2)``, ``char(10)``, ``array<int>``)."""
-    from planner.semantics.types import parse_type  # semantics.types imports Kind from here
-
-    return parse_type(type_name).kind
 
 
 def kind_of_value(value: Value) -> Kind:
@@ -188,19 +163,6 @@ def predecessor(value: Value, kind: Kind) -> Value | None:
     if kind is Kind.DATE and isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         return value - dt.timedelta(days=1) if value > dt.date.min else None
     return None
-
-
-def render(value: Value) -> str:
-    """A short human form used in reports and golden files."""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, dt.datetime):
-        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-    if isinstance(value, dt.date):
-        return f"DATE '{value.isoformat()}'"
-    return str(value)
 
 
 def to_json(value: Value) -> Any:

@@ -13,12 +13,13 @@ equal values and can be hashed, deduplicated and cached.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
-import math
 from typing import Iterable, Iterator
 
-from planner.cnf.values import Kind, Value, predecessor, render, successor, to_json, from_json
+from planner.cnf.values import Value, from_json, predecessor, successor, to_json
+from planner.semantics.kinds import Kind, render
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
 from planner.costmodel.sample import SampleFrame
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
+from planner.semantics.kinds import Kind
 
 
 def full_scan(table: str) -> Layout:

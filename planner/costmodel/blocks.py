@@ -58,8 +58,8 @@ from typing import Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from planner.cnf.ir import Pred
-from planner.cnf.values import Kind
 from planner.cnf.valueset import Interval, ValueSet
+from planner.semantics.kinds import Kind
 
 IN_PUSHDOWN_LIMIT = 10
 NO_VALUE = np.iinfo(np.int64).max  # cmin of a block with no value (only NULLs) for an attribute

@@ -4,7 +4,7 @@
 
 * A *block* is the unit Parquet skips: a row group, or a page where the writer cuts pages
   smaller (``planner.costmodel.blocks``). ``read(b, q)`` is 0 when ``b``'s partition cannot hold
-  matches (``planner.pruning``: the partitions a rewritten query reads) or when ``b``'s min/max box
+  matches (``planner.pruning.hits``: the partitions a rewritten query reads) or when ``b``'s min/max box
   excludes ``q``'s predicate (Parquet statistics, as Spark pushes them).
 * A scan filtered through inner joins (``ScanAnalysis.induced``) also skips a new layout's
   partitions none of whose rows joins a row its joined filter allows, as the rewrite does by the
@@ -31,16 +31,16 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from planner.analysis import ScanAnalysis, TableAnalysis
-from planner.cnf.values import Kind
+from planner.analysis.table_analysis import ScanAnalysis, TableAnalysis
 from planner.costmodel.blocks import BlockReader
 from planner.costmodel.current import CurrentTable, current_table, is_current
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.selectivity import Selectivity
 from planner.costmodel.statistics import TableStats
 from planner.costmodel.writer import simulated_blocks
-from planner.layout import Layout
-from planner.pruning import hit_matrix
+from planner.model.layout import Layout
+from planner.pruning.hits import hit_matrix
+from planner.semantics.kinds import Kind
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class CostParams:
     min_partition_bytes: int = 4 * 1024 * 1024
     max_partitions: int = 1_000  # hive.exec.max.dynamic.partitions
     aggregation_factor: bool = False
-    # The guard (planner.costmodel.guard): no query may read more than this times its rows on the
+    # The guard (planner.advice.guard): no query may read more than this times its rows on the
     # table as it is, unless regressions are allowed.
     guard_threshold: float = 1.2
     allow_regressions: bool = False
@@ -65,7 +65,7 @@ class CostParams:
     robustness_weight: float = 0.1
     # An ordered pick is written where its rows are read, skipping the shuffle that gives each
     # partition one sorted run, when the runs the splits leave (``write_runs``) cost the workload at
-    # most this share more (``planner.advice``). SF 1 TPC-H: +0.5 % rows for a build 1.2x faster.
+    # most this share more (``planner.advice.ranking``). SF 1 TPC-H: +0.5 % rows for a build 1.2x faster.
     local_write_tolerance: float = 0.02
 
     @property
@@ -92,7 +92,7 @@ class LayoutCost:
     per_scan: tuple[ScanCost, ...] = field(repr=False)
     partition_rows: tuple[float, ...] = field(repr=False, default=())
     robustness: float = 0.0  # what the robustness set reads, weighted into the score (search)
-    verdict: Any = field(repr=False, default=None)  # planner.costmodel.guard.Verdict, when guarded
+    verdict: Any = field(repr=False, default=None)  # planner.advice.guard.Verdict, when guarded
 
     @property
     def total(self) -> float:
@@ -263,9 +263,9 @@ class CostModel:
         return self.cache.keyed(self.cache.blocks, key, layout.partitions, make)
 
     def _written_locally(self, layout: Layout, files: np.ndarray) -> bool:
-        """Whether ``planner.emit.write_plan`` writes ``layout`` without a shuffle: each task then
+        """Whether ``planner.model.write_plan`` writes ``layout`` without a shuffle: each task then
         sorts the rows of its own input split, and a file holds one split's rows."""
-        from planner.emit.write_plan import write_plan
+        from planner.model.write_plan import write_plan
 
         per_partition = {p.id: int(k) for p, k in zip(layout.partitions, np.asarray(files).tolist())}
         return not write_plan(layout, table_bytes=self.stats.bytes, files=per_partition).shuffle
@@ -276,7 +276,7 @@ class CostModel:
         the source's order inside a split: a file written without a shuffle spans only its
         split's range of a column the source is clustered on (tpchgen's ``l_orderkey``)."""
         if self._splits is None:
-            from planner.emit.write_plan import DEFAULT_SPLIT_BYTES
+            from planner.model.write_plan import DEFAULT_SPLIT_BYTES
 
             position = self._positions()
             n = max(1, math.ceil(self.stats.bytes / DEFAULT_SPLIT_BYTES))

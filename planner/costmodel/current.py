@@ -21,12 +21,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from planner.cnf.values import Kind, coerce
+from planner.cnf.values import coerce
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.blocks import NO_VALUE, Blocks
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.statistics import DataFile, TableStats
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
+from planner.semantics.kinds import Kind
 
 CURRENT = "current table"
 PARQUET_BLOCK_BYTES = 128 * 1024 * 1024  # parquet.block.size when nothing says otherwise

@@ -1,6 +1,6 @@
 """CPS single-column plans with the cheapest merging of adjacent elementary pieces.
 
-The CPS candidate plan (``planner.cps``) keeps every condition the workload distinguishes; with
+The CPS candidate plan (``planner.analysis.cps``) keeps every condition the workload distinguishes; with
 a few hundred predicates that is thousands of tiny partitions. Here the column's ordered
 elementary pieces are cut into runs of consecutive pieces, and the runs become the partitions.
 A run ``[i..j]`` costs, in the row-equivalents of ``planner.costmodel.cost``,
@@ -48,10 +48,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from planner.analysis.cps import Pieces, elementary_pieces
 from planner.cnf.valueset import ValueSet
-from planner.cps import Pieces, elementary_pieces
 from planner.errors import PlannerError
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
 
 Overhead = float | Callable[[np.ndarray], np.ndarray]
 EXACT_BUDGET = 5e7  # max_groups · m² cells of the layered exact DP before falling back to λ search

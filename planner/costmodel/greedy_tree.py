@@ -15,7 +15,7 @@ is split, best first, until ``max_partitions`` leaves or no cut gains more than 
 (the cost model charges every partition a scan opens, and a new partition has at least one file).
 
 A scan skips a child iff its value set on the cut attribute does not overlap the child's range
-(within the leaf's), exactly ``planner.pruning``'s rule, but evaluated for all cuts at once.
+(within the leaf's), exactly ``planner.pruning.hits``'s rule, but evaluated for all cuts at once.
 Candidate cuts of an attribute are ranked 1..K in order (``A < v`` before ``A <= v``); rank 0 and
 K+1 stand for -inf and +inf. Each scan interval gets two ranks: ``tau``, the cut at its lower
 bound, and ``sigma``, the cut at its upper bound. For a leaf spanning cuts ``(lo, hi)``:
@@ -37,20 +37,20 @@ are ignored here (they can only make the real cost lower).
 """
 from __future__ import annotations
 
-import math
-
 import bisect
 import heapq
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from planner.cnf.values import Kind, successor
+from planner.cnf.values import successor
 from planner.costmodel.cost import CostModel
 from planner.costmodel.trees import Cut, Node, SortedCodes, tree_layout
-from planner.layout import Layout
+from planner.model.layout import Layout
+from planner.semantics.kinds import Kind
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """Pricing predicates induced through joins: a filter on orders prunes lineitem's partitions.
 
 A scan of lineitem joined to orders, ``WHERE o_orderdate >= DATE '1995-01-01'``, reads a partition
-only if some row of it joins an orders row with such a date (``planner.join_pruning``, by the
+only if some row of it joins an orders row with such a date (``planner.pruning.join_pruning``, by the
 per-partition ranges of ``o_orderdate`` that apply records). To price that, the cost model needs
 the joined column as if it were a column of lineitem: the statistics sample carries, for every
 sampled lineitem row, the value its join path reaches (a *joined attribute*, added at the edge by
-``hive_integration.join_sample`` with one Spark join of the sample), and whether the row found a
+``hive_integration.spark.join_sample`` with one Spark join of the sample), and whether the row found a
 partner at all (rows without one never reach an inner join's answer and are left out of the
 ranges, as apply leaves them out).
 
@@ -14,7 +14,7 @@ narrow range of ``o_orderdate``. A few-valued one may also be cut on (a *sideway
 ``planner.costmodel.sideways``): apply computes it through the same joins.
 Per partition the sample gives that range (the min and max of the partition's joined rows, or their
 value set when the column has at most ``SMALL_SET`` values, plus NULL when a joined row holds NULL:
-what ``hive_integration.join_ranges`` records), and a scan keeps the partition only if its induced
+what ``hive_integration.spark.join_ranges`` records), and a scan keeps the partition only if its induced
 set overlaps it, exactly as the rewrite decides. The catch-all partition is always kept.
 
 A sample's range is narrower than the table's (it misses the extremes), so the estimate is a little
@@ -32,12 +32,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.sample import interval_bounds
-from planner.join_pruning import SMALL_SET
-from planner.joins import JoinColumn, JoinPath
-from planner.layout import CATCH_ALL, Layout
+from planner.model.join_paths import JoinColumn, JoinPath
+from planner.model.layout import CATCH_ALL, Layout
+from planner.pruning.join_pruning import SMALL_SET
+from planner.semantics.kinds import Kind
 from planner.semantics.types import parse_type
 
 ATTRIBUTE_PREFIX = "⋈ "  # sample columns of joined attributes: "⋈ orders(o_orderkey = l_orderkey).o_orderdate"
@@ -74,7 +74,7 @@ class JoinPricing:
     """
 
     def __init__(self, scans: Sequence, sample, types: Mapping[str, str], settings=None):
-        from planner.analysis import _analyse_predicate
+        from planner.analysis.table_analysis import _analyse_predicate
         from planner.semantics.settings import Settings
 
         self.sample = sample

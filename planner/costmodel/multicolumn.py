@@ -25,10 +25,9 @@ scan that reads it one partition and one file), and otherwise keeps them.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import itertools
 import math
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -44,7 +43,7 @@ from planner.costmodel.dpmerge import (
     solve_merge,
 )
 from planner.errors import PlannerError
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
 
 
 def _scan_group_hits(model, info: ColumnPieces, groups) -> np.ndarray:

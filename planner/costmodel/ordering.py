@@ -26,9 +26,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from planner.costmodel.curves import CURVE_COLUMNS, MAX_BUCKETS, Z_BUCKET_BITS, hilbert_from_z
+from planner.costmodel.curves import (
+    CURVE_COLUMNS,
+    MAX_BUCKETS,
+    Z_BUCKET_BITS,
+    hilbert_from_z,
+)
 from planner.costmodel.sample import SampleFrame
-from planner.layout import Ordering
+from planner.model.layout import Ordering
 
 CURVES = ("zorder", "hilbert")
 #: Hilbert is offered when the least filtered of the curve's columns is filtered at least this

@@ -7,7 +7,7 @@ quantiles: with ``SELECTIVITIES = (0.05, 0.1)`` and ``STARTS = (0.1, 0.45, 0.8)`
 A column with few values gets what its quantiles allow (a single value when ``q10 == q11``).
 
 The set serves twice: the guard compares every layout with the table as it is on it
-(``planner.costmodel.guard``), and the search weighs what a layout reads on it into its score
+(``planner.advice.guard``), and the search weighs what a layout reads on it into its score
 (``CostParams.robustness_weight``).
 """
 from __future__ import annotations
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.analysis import ScanAnalysis, TableAnalysis
+from planner.analysis.table_analysis import ScanAnalysis, TableAnalysis
 from planner.cnf.normalize import ColumnGroups
-from planner.cnf.values import Kind, render
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.sample import SampleFrame
+from planner.semantics.kinds import Kind, render
 
 SELECTIVITIES = (0.05, 0.1)
 STARTS = (0.1, 0.45, 0.8)

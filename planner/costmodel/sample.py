@@ -13,7 +13,7 @@ conjunction is just ``&`` of masks. Derived attributes (``l_commitdate < l_recei
 computed from their two columns with pyarrow, NULL when either side is.
 
 Where the sample carries its rows' positions in the table (``POSITION_COLUMNS``: data file and
-row number, from ``hive_integration.footers``), its rows are put in the table's own order (files
+row number, from ``hive_integration.spark.footers``), its rows are put in the table's own order (files
 by name, rows by number) and the position columns leave the attributes. ``source_ordered`` then
 says that the sample's row order *is* the table's physical order, which prices the table as it is
 when its footers cannot be read (``planner.costmodel.current``).

@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from planner.cnf.values import Kind
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, LayoutCost
 from planner.costmodel.ordering import candidate_orderings, zorder_bounds
-from planner.layout import Layout, Ordering
+from planner.model.layout import Layout, Ordering
+from planner.semantics.kinds import Kind
 
 ROBUSTNESS_WEIGHT = 0.1
 ROBUSTNESS_FLOOR = 0.1  # tree orderings: every column gets this share of the mean filter weight
@@ -106,9 +106,9 @@ def tree_weights(model: CostModel, exclude: Sequence[str] = (), floor: float = R
 
 
 def build_contenders(model: CostModel, log: Callable[[str], None] | None = None) -> tuple[list[Layout], list]:
+    from planner.costmodel import trees
     from planner.costmodel.dpmerge import cps_single_column
     from planner.costmodel.multicolumn import best_multi_column
-    from planner.costmodel import trees
 
     table = model.analysis.table
     p = model.params

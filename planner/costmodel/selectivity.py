@@ -33,10 +33,11 @@ from typing import Mapping
 
 import numpy as np
 
-from planner.cnf.values import Kind, coerce
+from planner.cnf.values import coerce
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.statistics import TableStats
+from planner.semantics.kinds import Kind
 
 MIN_SAMPLE_MATCHES = 30
 

@@ -5,7 +5,7 @@ the supplier's nation, ``r_name = 'AMERICA'`` on the customer's region. No colum
 correlated with them, so no cut on lineitem's own columns prunes those scans. A *sideways* cut
 partitions lineitem by the joined column itself (a *joined attribute*, ``planner.costmodel.joined``):
 each partition then holds the rows of a few nations, its recorded range of ``n_name`` is those
-nations (``hive_integration.join_ranges``), and the rewrite skips the others.
+nations (``hive_integration.spark.join_ranges``), and the rewrite skips the others.
 
 Contenders, each priced like any other layout (the sample carries the joined attribute):
 
@@ -31,11 +31,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from planner.cnf.values import Kind
 from planner.costmodel.dpmerge import cps_single_column
 from planner.costmodel.joined import joined_attribute
-from planner.join_pruning import SMALL_SET
-from planner.layout import Layout, Partition
+from planner.model.layout import Layout, Partition
+from planner.pruning.join_pruning import SMALL_SET
+from planner.semantics.kinds import Kind
 
 CUT_KINDS = (Kind.STRING, Kind.BOOLEAN, Kind.INTEGER)
 BROADCAST_ROWS = 1_000_000  # rows of the largest table a sideways cut joins (supplier at SF 100)

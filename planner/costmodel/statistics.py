@@ -1,8 +1,8 @@
 """Table statistics as plain values: the core never talks to Spark.
 
-``hive_integration.statistics_pass`` gathers these from a real table (row count, bytes on disk, column
+``hive_integration.spark.statistics_pass`` gathers these from a real table (row count, bytes on disk, column
 widths, metastore column statistics, and a uniform random sample taken by Spark); tests build them
-by hand. ``hive_integration.footers`` adds what the table's Parquet footers say about its physical
+by hand. ``hive_integration.spark.footers`` adds what the table's Parquet footers say about its physical
 order: per data file and per row group, the row count and each column's min, max and NULL count
 (``data_files``), and the sample's position in the table (``POSITION_FILE``/``POSITION_ROW``).
 """
@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
-from planner.cnf.values import Kind, kind_of_type
+from planner.semantics.kinds import Kind
+from planner.semantics.types import kind_of_type
 
 # Sample columns that say where a sample row lies in the table: its data file and its row number
 # inside that file. ``SampleFrame`` orders the sample by them and removes them from its columns.

@@ -31,10 +31,11 @@ from typing import Mapping
 
 import numpy as np
 
-from planner.cnf.values import Kind
 from planner.costmodel.sample import SampleFrame
+from planner.costmodel.tree_growth import grow
 from planner.costmodel.trees import Node
-from planner.layout import Ordering
+from planner.model.layout import Ordering
+from planner.semantics.kinds import Kind
 
 #: 256 leaves. The writer numbers a row's leaf with a nested CASE of one branch per leaf
 #: (``planner.emit.tree_order_sql``), and its size is what the write pays for: on SF 1 lineitem
@@ -148,8 +149,6 @@ def tree_ordering(sample: SampleFrame, kinds: Mapping[str, Kind], weights: Mappi
                   block_rows: int, then: tuple[str, ...] = ()) -> Ordering | None:
     """Amoeba's tree with allocation in proportion to ``weights``, one block per leaf; rows of a
     leaf ordered by ``then``."""
-    from planner.costmodel.amoeba import grow
-
     weights = {a: w for a, w in weights.items() if a not in sample.derived}
     depth = tree_depth_for(rows, block_rows)
     scale = rows / max(sample.n, 1)

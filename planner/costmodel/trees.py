@@ -26,9 +26,10 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from planner.cnf.ir import ColumnPair
-from planner.cnf.values import Kind, Value, render
+from planner.cnf.values import Value
 from planner.cnf.valueset import ValueSet
-from planner.layout import CATCH_ALL, Layout, Partition
+from planner.model.layout import CATCH_ALL, Layout, Partition
+from planner.semantics.kinds import Kind, render
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ cut into row groups and pages. So on the sample:
 
 1. every row gets its partition (``labels``) and, where a partition has several files, a file
    from a fixed pseudo-random salt (``SampleFrame.salt``); a layout written without a shuffle
-   (``planner.emit.write_plan``) has a file per input split instead, holding that split's rows
+   (``planner.model.write_plan``) has a file per input split instead, holding that split's rows
    (``CostModel.splits``: a table loaded in ``l_orderkey`` order leaves each file one range of it);
 2. the rows of each (partition, file) are ordered by the layout's order (``rank``, ties at
    random: ``planner.costmodel.ordering.global_rank``);
@@ -33,6 +33,7 @@ import numpy as np
 
 from planner.costmodel.blocks import NO_VALUE, Blocks, lazy_boxes
 from planner.costmodel.sample import SampleFrame
+
 
 def simulated_blocks(sample: SampleFrame, labels: np.ndarray, files: np.ndarray, rank: np.ndarray | None,
                      attributes: Sequence[str], rows_per_page: float, scale: float,

@@ -21,10 +21,16 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.cnf.values import Kind, render
 from planner.emit.apply_sql import apply_statements, backup_name, statements_text
-from planner.emit.ddl import TableMetadata, create_table_sql, left_out_text, replaced_text, table_expr
-from planner.layout import CATCH_ALL, Layout
+from planner.emit.ddl import (
+    TableMetadata,
+    create_table_sql,
+    left_out_text,
+    replaced_text,
+    table_expr,
+)
+from planner.model.layout import CATCH_ALL, Layout
+from planner.semantics.kinds import Kind, render
 
 DIALECT = "hive"
 MAX_VALUES_SHOWN = 12
@@ -77,7 +83,7 @@ def _readers(layout: Layout, advice) -> dict[int, tuple[set[int], list[str]]]:
     """Partition id -> (queries that read it, their templates by how many of them read it)."""
     if advice is None or not advice.analysis.scans:
         return {}
-    from planner.pruning import hit_matrix
+    from planner.pruning.hits import hit_matrix
 
     regions = [p.conditions for p in layout.partitions]
     hits = hit_matrix(advice.analysis.scans, regions, advice.analysis.kinds)
@@ -292,7 +298,7 @@ def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str
 
 
 def _ranking(advice) -> list[str]:
-    from planner.advice import ranking_rows
+    from planner.advice.ranking import ranking_rows
 
     ranked = ranking_rows(advice)
     if not ranked:

@@ -10,7 +10,7 @@ Every row lands in exactly one partition: CASE takes the first WHEN that is TRUE
 disjoint, and ``ELSE 0`` (the catch-all, always read by the rewriter) takes anything left. With
 many partitions the CASE is a decision tree (``planner.emit.partition_sql``).
 
-One pass over the source, and no work the layout does not need (``planner.emit.write_plan``):
+One pass over the source, and no work the layout does not need (``planner.model.write_plan``):
 a layout with one partition is a static ``PARTITION (planner_pid = 1)`` insert; few partitions are
 written where the rows are read (no shuffle); many are shuffled by partition (Spark's
 ``REBALANCE`` hint, Hive's ``DISTRIBUTE BY``; an ordered layout ``DISTRIBUTE BY`` on Spark too, so
@@ -56,13 +56,13 @@ from sqlglot import exp
 
 from planner.emit.conditions import attribute_expr, column_ref
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
-from planner.emit.tree_order_sql import packed_tree_key, tree_sort_keys
 from planner.emit.ddl import table_expr
 from planner.emit.join_sql import SOURCE_ALIAS, chained, join_chain, qualified_column
 from planner.emit.partition_sql import partition_case
-from planner.emit.write_plan import WritePlan, write_plan
+from planner.emit.tree_order_sql import packed_tree_key, tree_sort_keys
 from planner.errors import LayoutError
-from planner.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout, Partition
+from planner.model.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout, Partition
+from planner.model.write_plan import WritePlan, write_plan
 
 Z_COLUMN, CURVE_COLUMN, ORDER_COLUMN = "planner_z", "planner_curve", "planner_order"
 
@@ -88,7 +88,7 @@ def _packed_tree(layout: Layout, dialect: str) -> bool:
 
 def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[exp.Set]:
     """Dynamic partitioning on, limits raised to the layout's count, and the rows per Parquet row
-    group the cost model assumed (``planner.advice.write_hints``). ``parquet.block.row.count.limit``
+    group the cost model assumed (``planner.advice.ranking.write_hints``). ``parquet.block.row.count.limit``
     needs parquet-java >= 1.14 (Spark 4); older writers ignore it and cut by bytes. For Spark,
     ``SPARK_SETTINGS`` too."""
     n = len({p.id for p in layout.partitions} | {CATCH_ALL})

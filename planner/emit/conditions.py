@@ -21,7 +21,7 @@ string as NULL: every row would land in the catch-all, which is always read; not
 Identifiers are always quoted.
 
 ``partition_filter`` is the predicate a rewritten query reads partitions by: the partitions it
-needs, or any partition its layout does not know (see ``planner.layout``).
+needs, or any partition its layout does not know (see ``planner.model.layout``).
 """
 from __future__ import annotations
 
@@ -32,9 +32,10 @@ from typing import Any, Mapping, Sequence
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
-from planner.cnf.values import Kind, Value
+from planner.cnf.values import Value
 from planner.cnf.valueset import Interval, ValueSet
 from planner.errors import LayoutError
+from planner.semantics.kinds import Kind
 
 _PAIR_OPS = {"<": exp.LT, "<=": exp.LTE, "=": exp.EQ, "<>": exp.NEQ, ">": exp.GT, ">=": exp.GTE}
 

@@ -27,11 +27,17 @@ from typing import Callable, Mapping, Sequence
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
-from planner.costmodel.curves import (CURVE_COLUMNS, MAX_BUCKETS, Z_BUCKET_BITS, hilbert_table, spread,
-                                      state_mask)
+from planner.costmodel.curves import (
+    CURVE_COLUMNS,
+    MAX_BUCKETS,
+    Z_BUCKET_BITS,
+    hilbert_table,
+    spread,
+    state_mask,
+)
 from planner.emit.conditions import attribute_expr, literal
 from planner.errors import LayoutError
-from planner.layout import Ordering
+from planner.model.layout import Ordering
 
 
 def _operand(e: exp.Expression) -> exp.Expression:

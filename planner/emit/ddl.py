@@ -1,7 +1,7 @@
 """``CREATE TABLE`` for a laid-out table, with the layout itself stored in TBLPROPERTIES.
 
 The layout travels with the table, so any session can rewrite queries against it
-(``planner.rewrite.sql``) without the advice folder. Metastore parameter values are short:
+(``planner.rewrite.query_rewrite.sql``) without the advice folder. Metastore parameter values are short:
 Derby's ``TABLE_PARAMS.PARAM_VALUE`` is ``VARCHAR(4000)`` (other backends differ), so the layout is
 stored as zlib-compressed JSON in hex and cut into chunks well under that:
 
@@ -31,7 +31,7 @@ from typing import Mapping, Sequence
 from sqlglot import exp
 
 from planner.errors import LayoutError
-from planner.layout import LAYOUT_VERSION, PARTITION_COLUMN_TYPE, Layout
+from planner.model.layout import LAYOUT_VERSION, PARTITION_COLUMN_TYPE, Layout
 
 CHUNK_CHARS = 3000  # < 4000, Derby's PARAM_VALUE limit, with room for escaping by a client
 PREFIX = "planner.layout"

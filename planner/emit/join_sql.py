@@ -5,7 +5,7 @@
     LEFT JOIN tpch.nation j2 ON j1.s_nationkey = j2.n_nationkey
 
 Used where a row needs a joined column's value: the per-partition ranges recorded at apply
-(``hive_integration.join_ranges``), the sample's joined attributes (``hive_integration.join_sample``)
+(``hive_integration.spark.join_ranges``), the sample's joined attributes (``hive_integration.spark.join_sample``)
 and a sideways cut's partition of a row (``planner.emit.apply_sql``). Each hop must join a unique
 key, so the chain keeps one row per row of ``t``; the callers check that on the data.
 """
@@ -15,7 +15,7 @@ from typing import Sequence
 
 from sqlglot import exp
 
-from planner.joins import JoinColumn
+from planner.model.join_paths import JoinColumn
 
 SOURCE_ALIAS = "t"
 

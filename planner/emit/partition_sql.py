@@ -24,10 +24,10 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.cnf.values import Kind
 from planner.cnf.valueset import ValueSet
 from planner.emit.conditions import attribute_expr, region_predicate, valueset_predicate
-from planner.layout import CATCH_ALL, Layout
+from planner.model.layout import CATCH_ALL, Layout
+from planner.semantics.kinds import Kind
 
 FLAT_MAX = 8  # partitions a flat CASE tries in turn (and the largest branch left flat)
 # A cut may copy at most this share of its partitions into both branches. The CASE's code grows

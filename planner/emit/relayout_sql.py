@@ -1,4 +1,4 @@
-"""The statements of a partial re-layout (``planner.relayout_plan``), as sqlglot expressions.
+"""The statements of a partial re-layout (``planner.advice.relayout_plan``), as sqlglot expressions.
 
     CREATE TABLE t__planner_relayout (…) PARTITIONED BY (planner_pid) STORED AS PARQUET
       LOCATION '<t's folder>/_planner_relayout_<generation>'          -- external: drop keeps files
@@ -9,7 +9,7 @@
     ALTER TABLE t ADD PARTITION (planner_pid = <new id>) LOCATION '<staged folder>' …
     ALTER TABLE t DROP PARTITION (planner_pid = <re-cut id>) …
 
-Only the re-cut partitions' rows are read and written. ``hive_integration.relayout`` runs the same
+Only the re-cut partitions' rows are read and written. ``hive_integration.apply.relayout`` runs the same
 statements but makes the ADD and the DROP one atomic metastore call (a batch of partition
 location changes), so no query ever sees a row twice or not at all; the script printed for a DBA
 (``--print-sql``) has the plain ADD/DROP, to be run while nothing reads the table.
@@ -21,11 +21,11 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
+from planner.advice.relayout_plan import RelayoutPlan
 from planner.emit.apply_sql import _var_set, dynamic_partition_settings, insert_select
 from planner.emit.conditions import column_ref
 from planner.emit.ddl import create_table, table_expr
-from planner.layout import Layout
-from planner.relayout_plan import RelayoutPlan
+from planner.model.layout import Layout
 
 STAGING_SUFFIX = "__planner_relayout"
 

@@ -39,7 +39,7 @@ from sqlglot import exp
 from planner.costmodel.tree_order import decode, leaves, tie_columns
 from planner.emit.conditions import attribute_expr, column_ref, literal
 from planner.errors import LayoutError
-from planner.layout import CATCH_ALL, Layout
+from planner.model.layout import CATCH_ALL, Layout
 
 
 def tree_sort_keys(layout: Layout, table_alias: str | None = None) -> list[exp.Expression]:

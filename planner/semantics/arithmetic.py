@@ -16,7 +16,15 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, localcontext
 
 from planner.semantics.casts import round_decimal
 from planner.semantics.floats import float32_div, float32_op, to_float32
-from planner.semantics.settings import Outcome, Raises, Settings, Typed, Unmodelled, failure, null
+from planner.semantics.settings import (
+    Outcome,
+    Raises,
+    Settings,
+    Typed,
+    Unmodelled,
+    failure,
+    null,
+)
 from planner.semantics.types import SparkType
 
 

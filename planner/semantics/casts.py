@@ -26,7 +26,15 @@ from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, localco
 
 from planner.semantics import parsing as P
 from planner.semantics.floats import exact_to_float32, to_float32
-from planner.semantics.settings import Outcome, Raises, Settings, Typed, Unmodelled, failure, null
+from planner.semantics.settings import (
+    Outcome,
+    Raises,
+    Settings,
+    Typed,
+    Unmodelled,
+    failure,
+    null,
+)
 from planner.semantics.types import STRING, TIMESTAMP, SparkType
 from planner.semantics.zones import start_of_day, to_instant, to_wall, trusted, zone
 

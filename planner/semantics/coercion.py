@@ -18,8 +18,17 @@ integral expression counts as its type's full width (``int`` -> decimal(10,0)).
 """
 from __future__ import annotations
 
-from planner.semantics.types import (DOUBLE, LONG, MAX_PRECISION, NUMERIC_PRECEDENCE, STRING, TIMESTAMP, SparkType,
-                                     decimal, decimal_for)
+from planner.semantics.types import (
+    DOUBLE,
+    LONG,
+    MAX_PRECISION,
+    NUMERIC_PRECEDENCE,
+    STRING,
+    TIMESTAMP,
+    SparkType,
+    decimal,
+    decimal_for,
+)
 
 MINIMUM_ADJUSTED_SCALE = 6
 

@@ -26,8 +26,19 @@ from typing import Any, Union
 from sqlglot import exp
 
 from planner.semantics.floats import FLOAT_MAX
-from planner.semantics.types import (BOOLEAN, DOUBLE, INT, LONG, MAX_PRECISION, STRING, VOID, SparkType, decimal,
-                                     parse_type)
+from planner.semantics.kinds import render
+from planner.semantics.types import (
+    BOOLEAN,
+    DOUBLE,
+    INT,
+    LONG,
+    MAX_PRECISION,
+    STRING,
+    VOID,
+    SparkType,
+    decimal,
+    parse_type,
+)
 
 
 @dataclass(frozen=True)
@@ -39,8 +50,6 @@ class Lit:
     from_cast: bool = False  # an integral literal written as a cast (3Y or CAST(3 AS TINYINT))
 
     def __str__(self) -> str:
-        from planner.cnf.values import render
-
         if self.value is None:
             return "NULL"
         if self.type.name == "double":
@@ -58,8 +67,6 @@ class TypedText:
     type: SparkType
 
     def __str__(self) -> str:
-        from planner.cnf.values import render
-
         return f"{str(self.type).upper()} {render(self.text)}"
 
 

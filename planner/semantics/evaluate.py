@@ -17,11 +17,28 @@ import datetime as dt
 from planner.semantics.arithmetic import arithmetic, negate
 from planner.semantics.casts import cast
 from planner.semantics.coercion import arithmetic_types, common_type, comparison_type
-from planner.semantics.constants import (Arith, Call, Cast, Compare, Const, InList, Interval, Lit, Neg,
-                                         TypedText)
-from planner.semantics.value_order import compare_values, holds
-from planner.semantics.settings import Outcome, Raises, Settings, Typed, Unmodelled, null
+from planner.semantics.constants import (
+    Arith,
+    Call,
+    Cast,
+    Compare,
+    Const,
+    InList,
+    Interval,
+    Lit,
+    Neg,
+    TypedText,
+)
+from planner.semantics.settings import (
+    Outcome,
+    Raises,
+    Settings,
+    Typed,
+    Unmodelled,
+    null,
+)
 from planner.semantics.types import BOOLEAN, DATE, INT, STRING, SparkType
+from planner.semantics.value_order import compare_values, holds
 
 
 class _Unknown(Exception):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planner.cnf.values import Kind
+from planner.semantics.kinds import Kind
 
 MAX_PRECISION = 38  # Spark's DecimalType.MAX_PRECISION
 
@@ -170,6 +170,12 @@ def parse_type(text: str) -> SparkType:
     return SparkType("other", detail=raw.lower())
 
 
-__all__ = ["SparkType", "parse_type", "decimal", "decimal_for", "bounded_decimal", "BYTE", "SHORT", "INT", "LONG",
+def kind_of_type(type_name: str) -> Kind:
+    """The kind of a Hive/Spark type name (``decimal(15,2)``, ``char(10)``, ``array<int>``)."""
+    return parse_type(type_name).kind
+
+
+__all__ = ["SparkType", "parse_type", "kind_of_type", "decimal", "decimal_for", "bounded_decimal", "BYTE", "SHORT", "INT", "LONG",
            "FLOAT", "DOUBLE", "STRING", "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "BOOLEAN", "VOID", "INTEGRAL",
            "MAX_PRECISION", "NUMERIC_PRECEDENCE"]
+

@@ -38,7 +38,7 @@ class Scan:
     alias: str
     predicate: Expr
     columns: frozenset[str] | None = None  # None: every column (SELECT *)
-    induced: tuple = ()  # planner.joins.InducedPredicate: filters of joined tables, through inner equi-joins
+    induced: tuple = ()  # planner.workload.joins.InducedPredicate: filters of joined tables, through inner equi-joins
 
 
 @dataclass(frozen=True)
@@ -246,12 +246,12 @@ class _Reader:
 
 def with_induced(scans: tuple[Scan, ...], tree: exp.Expression, schema: Schema, current_db: str | None,
                  dialect: str, only, sites: list | None = None) -> tuple[Scan, ...]:
-    """``scans`` with the predicates their inner equi-joins induce (``planner.joins``), when the query
+    """``scans`` with the predicates their inner equi-joins induce (``planner.workload.joins``), when the query
     reads more than one table (the scans come in the same order as ``iter_scans`` visits them).
     ``sites``: every scan of the query (all tables), when the caller has them already."""
     if not scans or (len(sites) if sites is not None else sum(1 for _ in tree.find_all(exp.Table))) < 2:
         return scans  # one table: nothing to join
-    from planner.joins import induced_for, induced_scans
+    from planner.workload.joins import induced_for, induced_scans
 
     try:
         found = (induced_for(sites, schema, only) if sites is not None

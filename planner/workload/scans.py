@@ -250,9 +250,10 @@ def _owner(scope: Scope, sources, me: exp.Table, my_table: str, schema: Schema, 
 
 def schema_from_ddl(text: str, path: str = "<schema>", dialect: str = "hive") -> Schema:
     """Read ``CREATE TABLE`` statements into a ``Schema`` (other statements are ignored)."""
-    from planner.errors import Location, WorkloadError
     import sqlglot
     from sqlglot.errors import ParseError, TokenError
+
+    from planner.errors import Location, WorkloadError
 
     tables: dict[str, dict[str, str]] = {}
     try:

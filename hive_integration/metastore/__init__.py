@@ -1,0 +1,1 @@
+"""Layouts kept in table properties (through Spark, thrift or files), the thrift client, HiveServer2."""

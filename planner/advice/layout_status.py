@@ -1,0 +1,148 @@
+"""How well a laid-out table serves a recent workload: ``planner status``'s figures, as values.
+
+* what the current layout costs the window (the model's rows read, plus partition/file overheads),
+  what the best layout would cost, and a full scan;
+* the rows a switch rewrites: the whole table for a full re-layout, the chosen partitions for a
+  partial one (``planner.advice.relayout_plan``);
+* the break-even in queries: ``c × rows rewritten / gain per query``, the number of queries like the
+  window's after which the switch has paid for itself (∞ when it gains nothing);
+* hot partitions (read by at least half of the window's scans), cold ones (read by none) and
+  mis-cut ones (their re-cut gain exceeds c × their rows: the partial re-layout's choice);
+* clustering depth per column (``planner.costmodel.clustering``), when footers were read.
+
+Pure: the CLI gathers statistics, the workload and footers, and prints what this returns.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planner.advice.relayout_plan import RelayoutPlan, model_for
+from planner.costmodel.cost import CostModel, LayoutCost
+from planner.model.layout import Layout
+
+HOT_SHARE = 0.5  # a partition read by at least this share of the window's scans is hot
+
+
+@dataclass(frozen=True)
+class Status:
+    table: str
+    rows: int
+    queries: float  # weighted queries (scans) in the window
+    current: LayoutCost = field(repr=False)
+    best: LayoutCost = field(repr=False)
+    full_scan_rows: float
+    relayout: RelayoutPlan = field(repr=False)
+    clustering: tuple = ()  # planner.costmodel.clustering.ColumnDepth per column
+    measured: tuple = ()  # (statement, rows, files, bytes, partitions) per measured count form
+
+    @property
+    def full_switch_rows(self) -> float:
+        return float(self.rows)
+
+    def break_even(self, gain: float, rows: float) -> float:
+        """Queries like the window's after which rewriting ``rows`` for ``gain`` (per window) pays."""
+        per_query = gain / max(self.queries, 1.0)
+        return math.inf if per_query <= 0 else self.relayout.write_cost * rows / per_query
+
+    @property
+    def hot(self) -> list[int]:
+        return [g.id for g in self.relayout.gains if self.queries and g.reads >= HOT_SHARE * self.queries]
+
+    @property
+    def cold(self) -> list[int]:
+        return [g.id for g in self.relayout.gains if g.reads == 0]
+
+    @property
+    def miscut(self) -> list[int]:
+        return list(self.relayout.chosen)
+
+    def to_json(self) -> dict:
+        full_gain = self.current.total - self.best.total
+        return {
+            "table": self.table, "rows": self.rows, "scans": self.queries,
+            "layout": self.current.layout.describe(), "generation": self.current.layout.generation,
+            "current": {"rows_read": round(self.current.rows), "cost": round(self.current.total)},
+            "best": {"layout": self.best.layout.describe(), "rows_read": round(self.best.rows),
+                     "cost": round(self.best.total)},
+            "full_scan_rows": round(self.full_scan_rows),
+            "full_relayout": {"rows_rewritten": self.rows, "gain": round(full_gain),
+                              "break_even_queries": _num(self.break_even(full_gain, self.rows))},
+            "partial_relayout": {"write_cost": self.relayout.write_cost, "whole_table": self.relayout.whole,
+                                 "partitions": len(self.relayout.chosen),
+                                 "rows_rewritten": round(self.relayout.rows_rewritten),
+                                 "gain": round(self.relayout.gain),
+                                 "break_even_queries": _num(self.break_even(self.relayout.gain,
+                                                                            self.relayout.rows_rewritten)),
+                                 **self.relayout.validation_json()},
+            "partitions": {"total": len(self.relayout.gains), "hot": self.hot, "cold": self.cold,
+                           "miscut": self.miscut},
+            "clustering_depth": [c.to_json() for c in self.clustering],
+            "measured": [dict(zip(("statement", "rows", "files", "bytes", "partitions"), m)) for m in self.measured],
+        }
+
+    def text(self) -> str:
+        j = self.to_json()
+        full, part = j["full_relayout"], j["partial_relayout"]
+        lines = [f"table {self.table}: {self.rows:,} rows, {j['layout']} ({self.current.layout.identity})",
+                 f"window: {self.queries:g} scans of the table",
+                 f"current layout reads ~{_fmt(self.current.rows)} rows (cost {_fmt(self.current.total)}); "
+                 f"full scans would read {_fmt(self.full_scan_rows)}",
+                 f"best layout ({j['best']['layout']}) reads ~{_fmt(self.best.rows)} rows "
+                 f"(cost {_fmt(self.best.total)})",
+                 f"full re-layout: rewrites {self.rows:,} rows; break-even after {_q(full['break_even_queries'])} "
+                 f"queries like these (c = {self.relayout.write_cost:g})",
+                 f"partial re-layout{' (the whole table, as the best layout)' if part['whole_table'] else ''}: "
+                 f"{part['partitions']} partitions, {part['rows_rewritten']:,} rows "
+                 f"({part['rows_rewritten'] / max(self.rows, 1):.0%} of the table), gain {_fmt(part['gain'])} per "
+                 f"window; break-even after {_q(part['break_even_queries'])} queries",
+                 *([f"  {declined_text(self.relayout)}"] if self.relayout.declined is not None else
+                   [f"  net of c x rows on queries its target was not fitted to: "
+                    f"{_fmt(self.relayout.held_out_net)}"] if self.relayout.held_out_net is not None else []),
+                 f"partitions: {len(self.relayout.gains)}; hot {len(self.hot)}, cold {len(self.cold)}, "
+                 f"mis-cut {len(self.miscut)}"]
+        for label, ids in (("hot", self.hot), ("mis-cut", self.miscut)):
+            if ids:
+                lines.append(f"  {label}: " + ", ".join(map(str, ids[:20])) + (" …" if len(ids) > 20 else ""))
+        if self.clustering:
+            lines.append("clustering depth (row groups whose [min, max] overlap one row group's, same partition; "
+                         "1.0 = no overlap):")
+            for c in self.clustering:
+                lines.append(f"  {c.column:<24} {c.depth:6.2f}  of {c.row_groups_per_partition:.1f} row groups per "
+                             f"partition; overlap {c.overlap:.0%}")
+        if self.measured:
+            lines.append("measured (count forms on Spark): statement, rows, files, bytes, partitions read")
+            for m in self.measured:
+                lines.append("  " + "  ".join(str(x) for x in m))
+        return "\n".join(lines)
+
+
+def declined_text(plan: RelayoutPlan) -> str:
+    """Why a re-cut that pays on the window was not taken (``planner.advice.held_out``)."""
+    d = plan.declined
+    what = "laying out the whole table as the best layout" if d.whole else f"re-cutting {len(d.chosen)} partitions"
+    return (f"{what} ({d.rows_rewritten:,.0f} rows) gains {_fmt(d.gain)} on the window, "
+            f"{_fmt(d.net)} more than c x rows, but fitted on half of the window and judged on the other half "
+            f"its net is {_fmt(plan.held_out_net)}: declined")
+
+
+def _num(x: float):
+    return None if math.isinf(x) else round(x, 1)
+
+
+def _q(x) -> str:
+    return "never" if x is None else f"{x:,.1f}"
+
+
+def _fmt(n: float) -> str:
+    for unit, div in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= div:
+            return f"{n / div:.2f}{unit}"
+    return f"{n:.0f}"
+
+
+def status_of(model: CostModel, current: Layout, best: Layout, relayout: RelayoutPlan,
+              clustering: tuple = (), measured: tuple = ()) -> Status:
+    model = model_for(model, current, best)
+    return Status(current.table, model.stats.rows, float(model.weights.sum()), model.evaluate(current),
+                  model.evaluate(best), model.full_scan_rows(), relayout, tuple(clustering), tuple(measured))

@@ -1,0 +1,1 @@
+"""Queries in, partition-pruning queries out."""
