@@ -39,6 +39,8 @@ COMMANDS = {
     "status": ("planner.cli.status", "status_cmd", "How well a laid-out table's layout serves a recent workload."),
     "relayout": ("planner.cli.status", "relayout_cmd", "Re-cut only the partitions whose gain pays for the "
                                                        "rewrite."),
+    "calibrate": ("planner.cli.calibrate", "calibrate_cmd", "Measure this Spark's time per partition, file, row "
+                                                            "group, row and byte."),
 }
 
 
