@@ -1,5 +1,8 @@
 """The per-query guard against the table as it is, by hand, and as a property of every advice.
 
+The guard judges time (``planner.costmodel.timing``); the hand-made cases price a second per row
+read and nothing else (``ROWS_AS_SECONDS``), so their figures are rows.
+
 Table ``t``, 12 rows loaded in ``k`` order, ``x = k mod 4`` (the sample is the whole table):
 
     k  1 2 3 | 4 5 6 | 7 8 9 | 10 11 12      row groups of 3 rows, as the footers say
@@ -38,6 +41,7 @@ from planner.costmodel.statistics import (
     RowGroupStats,
     TableStats,
 )
+from planner.costmodel.timing import TimeParams
 from planner.model.layout import Ordering
 from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
@@ -45,8 +49,9 @@ from planner.workload import parse_workload
 COLUMNS = {"k": "int", "x": "int"}
 K = list(range(1, 13))
 X = [k % 4 for k in K]
+ROWS_AS_SECONDS = TimeParams(query=0.0, partition=0.0, task=0.0, file=0.0, row_group=0.0, row=1.0, byte=0.0, cores=1)
 PARAMS = CostParams(partition_overhead_rows=0, file_overhead_rows=0, row_group_rows=3, page_rows=3,
-                    min_partition_bytes=1, target_file_bytes=1 << 30)
+                    min_partition_bytes=1, target_file_bytes=1 << 30, time=ROWS_AS_SECONDS)
 
 
 def footers(k, x, group: int) -> tuple[DataFile, ...]:
@@ -88,7 +93,8 @@ def test_a_layout_that_loses_the_load_order_regresses_the_lookup():
     verdict = guard.check(layout, cost)
     assert not verdict.ok
     (r,) = verdict.regressions
-    assert (r.query, r.current, r.rows, r.ratio) == ("k in [1, 6] (~50%)", 6, 12, 2.0)
+    assert (r.query, r.current, r.seconds, r.ratio) == ("k in [1, 6] (~50%)", 6, 12, 2.0)
+    assert (r.current_rows, r.rows) == (6, 12)
     assert verdict.worst == 2.0 and verdict.robust_rows == 12
 
 
@@ -131,14 +137,15 @@ def test_the_report_lists_regressions_and_the_ranking_shows_its_terms():
     stats = stats_of(k, [v % 4 for v in k])
     advice = advise(wl, a, stats, PARAMS)
     text = advice_text(advice)
-    assert "rows read" in text and "overhead" in text and "score" in text and "guard" in text
+    assert "est. time" in text and "rows read" in text and "robust" in text and "guard" in text
     first = advice_json(advice)["ranking"][0]
     assert first["current"]
-    assert abs(first["score"] - (first["rows_read"] + first["overhead_rows"] + first["robustness_rows"])) <= 1.5
+    assert abs(first["score"] - (first["seconds"] + first["robustness_seconds"])) <= 0.002
     loose = advise(wl, a, stats, replace(PARAMS, allow_regressions=True))
     listed = advice_json(loose)["winner"]["regressions"]
     assert listed and all(r["ratio"] > 1.2 for r in listed)
-    assert "queries that read more under the winner than today" in advice_text(loose)
+    assert "queries that get noticeably slower under the winner than today" in advice_text(loose)
+    assert "--allow-regressions" in advice_text(advice) and "what decides between them" in advice_text(advice)
 
 
 def test_the_best_new_layout_carries_the_write_hints_it_was_priced_with():

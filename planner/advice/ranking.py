@@ -3,8 +3,10 @@
 The table as it is now is always the first row of the ranking. Every contender is guarded
 against it (``planner.advice.guard``) on the workload and on the robustness set; the pick is
 the best contender no query regresses on (possibly the table as it is: then there is nothing to
-apply), unless ``CostParams.allow_regressions``. The report lists the queries that would read
-more than ``guard_threshold`` times their rows today, and by how much.
+apply), unless ``CostParams.allow_regressions``. Layouts are ranked by the time the workload
+takes (``planner.costmodel.timing``), with rows read beside it. The report shows the default
+(guarded) pick and the pick with regressions allowed side by side, and the queries that decide
+between them: those the faster layout would make noticeably slower than today.
 
 Pure: it takes an analysed workload and statistics, and returns values and text.
 """
@@ -52,6 +54,20 @@ class Advice:
     params: CostParams = CostParams()
     guard: Guard | None = None
     clustered: tuple[str, ...] = ()  # columns the table is clustered on now (write_plan keeps their runs)
+
+    @property
+    def current_cost(self) -> LayoutCost | None:
+        return self.result.current
+
+    @property
+    def current_seconds(self) -> float:
+        cur = self.result.current
+        return cur.seconds if cur is not None else 0.0
+
+    @property
+    def current_rows(self) -> float:
+        cur = self.result.current
+        return cur.rows if cur is not None else self.full_scan_rows
 
     @property
     def keeps_current(self) -> bool:
@@ -164,7 +180,8 @@ def make_guard(model: CostModel, workload: Workload) -> Guard:
     robust = model.sibling(robustness_analysis(model.analysis, queries))
     labels = [f"statement {workload.queries[s.query].number} ({workload.queries[s.query].template})"
               for s in model.scans]
-    return Guard(model, robust, queries, labels, model.params.guard_threshold)
+    p = model.params
+    return Guard(model, robust, queries, labels, p.guard_threshold, p.guard_slack_seconds, p.guard_slack_share)
 
 
 def _aggregating_scans(workload: Workload, analysis: TableAnalysis) -> list[bool]:
@@ -259,7 +276,7 @@ def describe_layout(layout: Layout) -> str:
 
 def ranking_rows(advice: Advice) -> list[dict]:
     """One row per contender, the table as it is first: what the search ranks by (``score`` =
-    ``rows_read`` + ``overhead_rows`` + ``robustness_rows``) and the guard's verdict."""
+    ``seconds`` + ``robustness_seconds``), the rows read beside it, and the guard's verdict."""
     out = []
     best = advice.result.best
     for c in advice.result.ranked:
@@ -268,12 +285,14 @@ def ranking_rows(advice: Advice) -> list[dict]:
             "strategy": c.layout.strategy,
             "partitions": len(c.layout.partitions),
             "order": order_text(c.layout),
+            "seconds": round(c.seconds, 3),
+            "robustness_seconds": round(c.robustness, 3),
+            "score": round(c.score, 3),
             "rows_read": round(c.rows),
             "overhead_rows": round(c.overhead),
-            "robustness_rows": round(c.robustness),
-            "score": round(c.score),
             "bytes_read": round(c.bytes),
             "gain_vs_full_scan": round(advice.full_scan_rows / max(c.rows, 1.0), 2),
+            "speedup_vs_current": round(advice.current_seconds / max(c.seconds, 1e-9), 2),
             "read_over_matching": round(c.rows / max(advice.matching_rows, 1.0), 2),
             "current": is_current(c.layout),
             "pick": c is best,
@@ -284,10 +303,11 @@ def ranking_rows(advice: Advice) -> list[dict]:
 
 
 def regressions(cost: LayoutCost, limit: int | None = None) -> list[dict]:
-    """The queries ``cost``'s layout would make read more than the guard allows, worst first."""
+    """The queries ``cost``'s layout would make noticeably slower than today, worst first."""
     if cost.verdict is None:
         return []
-    return [{"query": r.query, "current_rows": round(r.current), "rows": round(r.rows), "ratio": round(r.ratio, 2)}
+    return [{"query": r.query, "current_seconds": round(r.current, 3), "seconds": round(r.seconds, 3),
+             "ratio": round(r.ratio, 2), "current_rows": round(r.current_rows), "rows": round(r.rows)}
             for r in cost.verdict.regressions[:limit]]
 
 
@@ -295,8 +315,10 @@ def per_template(advice: Advice, cost: LayoutCost) -> list[dict]:
     rows: dict[str, dict] = {}
     for sc in cost.per_scan:
         q = advice.workload.queries[sc.query]
-        r = rows.setdefault(q.template, {"template": q.template, "scans": 0, "rows_read": 0.0, "bytes_read": 0.0})
+        r = rows.setdefault(q.template, {"template": q.template, "scans": 0, "seconds": 0.0, "rows_read": 0.0,
+                                         "bytes_read": 0.0})
         r["scans"] += 1
+        r["seconds"] += sc.seconds
         r["rows_read"] += sc.rows
         r["bytes_read"] += sc.bytes
     return sorted(rows.values(), key=lambda r: -r["rows_read"])
@@ -326,59 +348,92 @@ def _guard_cell(r: dict) -> str:
     return "ok" if r["regressions"] == 0 else f"{r['regressions']} worse"
 
 
+def _seconds(t: float) -> str:
+    return f"{t:.2f}s" if t < 100 else f"{t:.0f}s"
+
+
 def advice_text(advice: Advice) -> str:
     s = advice.stats
-    threshold = advice.params.guard_threshold
+    p = advice.params
     lines = [f"table {s.table}: {s.rows:,} rows, {_fmt(s.bytes)}B in {s.files} files; sample {s.sample.num_rows:,} rows",
              f"workload {advice.workload.path}: {len(advice.workload.queries)} queries, "
              f"{len(advice.analysis.scans)} scans of {s.table}",
-             f"full scan reads {_fmt(advice.full_scan_rows)} rows; the predicates match ~{_fmt(advice.matching_rows)}",
-             "ranked by score = rows read + overhead (partitions and files opened) + robustness (what ranges on any "
-             f"column would read, weighted {advice.params.robustness_weight:g}); guard: no query reads more than "
-             f"{threshold:g}x its rows on the table as it is" + (" (regressions allowed)" if advice.params.allow_regressions
-                                                               else ""),
+             f"as it is the workload takes ~{_seconds(advice.current_seconds)} and reads {_fmt(advice.current_rows)} rows "
+             f"(a full scan per query: {_fmt(advice.full_scan_rows)} rows); the predicates match ~"
+             f"{_fmt(advice.matching_rows)}",
+             f"ranked by estimated time (partitions, files, row groups, rows and bytes each query reads; "
+             f"{p.time.source}) + robustness (the time ranges on any column would take, weighted "
+             f"{p.robustness_weight:g}); guard: {_guard_rule(advice)}"
+             + (" (regressions allowed)" if p.allow_regressions else ""),
              "",
-             f"{'#':>3}  {'strategy':<36} {'parts':>5}  {'order':<44} {'rows read':>9} {'overhead':>9} "
-             f"{'robust':>9} {'score':>9} {'read/match':>10} {'guard':>9}"]
+             f"{'#':>3}  {'strategy':<36} {'parts':>5}  {'order':<40} {'est. time':>9} {'speedup':>7} "
+             f"{'rows read':>9} {'read/match':>10} {'robust':>7} {'guard':>9}"]
     for i, r in enumerate(ranking_rows(advice)):
         mark = "now" if r["current"] else str(i)
         mark = ("*" if r["pick"] else "") + mark
-        lines.append(f"{mark:>3}  {r['strategy'][:36]:<36} {r['partitions']:>5}  {r['order'][:44]:<44} "
-                     f"{_fmt(r['rows_read']):>9} {_fmt(r['overhead_rows']):>9} {_fmt(r['robustness_rows']):>9} "
-                     f"{_fmt(r['score']):>9} {r['read_over_matching']:>9}x {_guard_cell(r):>9}")
+        lines.append(f"{mark:>3}  {r['strategy'][:36]:<36} {r['partitions']:>5}  {r['order'][:40]:<40} "
+                     f"{_seconds(r['seconds']):>9} {r['speedup_vs_current']:>6.2f}x {_fmt(r['rows_read']):>9} "
+                     f"{r['read_over_matching']:>9}x {_seconds(r['robustness_seconds']):>7} {_guard_cell(r):>9}")
     best = advice.result.best
-    lines += ["", "* = the pick; 'now' = the table as it is; guard 'N worse': queries that would read more than "
-              f"{threshold:g}x their rows today (not advised{'' if not advice.params.allow_regressions else ' by default'})"]
+    lines += ["", "* = the pick; 'now' = the table as it is; speedup = est. time as it is / est. time; guard 'N worse': "
+              f"queries that would get noticeably slower than today (not advised{'' if not p.allow_regressions else ' by default'})"]
     if advice.keeps_current:
-        lines += ["", "winner: the table as it is: no contender beats it without making some query read more than "
-                  f"{threshold:g}x its rows today; nothing to apply (--allow-regressions to trade)"]
+        lines += ["", "winner: the table as it is: no contender is faster without making some query noticeably slower "
+                  "than today; nothing to apply (--allow-regressions to trade)"]
     else:
         lines += ["", f"winner: {describe_layout(best.layout)}"]
+    lines += _pick_lines(advice)
     lines += _regression_lines(advice)
     lines += ["per query template (winner):"]
     for r in per_template(advice, best)[:25]:
-        lines.append(f"  {r['template'][:40]:<40} {r['scans']:>5} scans  {_fmt(r['rows_read']):>10} rows  "
-                     f"{_fmt(r['bytes_read']):>10}B")
+        lines.append(f"  {r['template'][:40]:<40} {r['scans']:>5} scans  {_seconds(r['seconds']):>8}  "
+                     f"{_fmt(r['rows_read']):>10} rows  {_fmt(r['bytes_read']):>10}B")
     lines += ["", "why each query reads what it reads (winner):"] + explain_winner(advice)
     for note in advice.analysis.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines)
 
 
+def _guard_rule(advice: Advice) -> str:
+    slack = advice.guard.slack if advice.guard is not None else advice.params.guard_slack_seconds
+    return (f"no query takes more than {advice.params.guard_threshold:g}x its time on the table as it is and more "
+            f"than {slack:.2g}s longer")
+
+
+def guarded_and_allowed(advice: Advice) -> tuple[LayoutCost, LayoutCost, list[dict]]:
+    """The default pick, the pick with regressions allowed, and the queries that decide between
+    them: those the allowed pick makes noticeably slower than today, worst first."""
+    allowed = advice if advice.params.allow_regressions else advice.allowing_regressions()
+    guarded = advice.result.judged(False).best if advice.params.allow_regressions else advice.result.best
+    return guarded, allowed.result.best, regressions(allowed.result.best)
+
+
+def _pick_lines(advice: Advice, limit: int = 8) -> list[str]:
+    if advice.guard is None:
+        return []
+    guarded, allowed, deciding = guarded_and_allowed(advice)
+    if allowed.layout == guarded.layout:
+        return ["", "the guard costs nothing here: the fastest layout makes no query noticeably slower than today"]
+    out = ["", f"{'':<22} {'layout':<60} {'est. time':>9} {'rows read':>9}",
+           f"{'default (guarded)':<22} {describe_layout(guarded.layout)[:60]:<60} {_seconds(guarded.seconds):>9} "
+           f"{_fmt(guarded.rows):>9}",
+           f"{'--allow-regressions':<22} {describe_layout(allowed.layout)[:60]:<60} {_seconds(allowed.seconds):>9} "
+           f"{_fmt(allowed.rows):>9}"]
+    if deciding:
+        out.append(f"what decides between them: {len(deciding)} queries the faster layout makes noticeably slower:")
+        out += [f"  {r['query']}: {_seconds(r['current_seconds'])} -> {_seconds(r['seconds'])} "
+                f"({_fmt(r['current_rows'])} -> {_fmt(r['rows'])} rows)" for r in deciding[:limit]]
+    return out
+
+
 def _regression_lines(advice: Advice, limit: int = 10) -> list[str]:
-    """The winner's regressions, and those that kept cheaper contenders from winning."""
+    """The winner's regressions (when they were allowed)."""
     best = advice.result.best
     out = []
     if best.verdict is not None and best.verdict.regressions:
-        out.append(f"queries that read more under the winner than today ({len(best.verdict.regressions)}):")
-        out += [f"  {r['query']}: {_fmt(r['current_rows'])} -> {_fmt(r['rows'])} rows ({r['ratio']}x)"
-                for r in regressions(best, limit)]
-    cheaper = [c for c in advice.result.ranked if c.score < best.score and c.verdict is not None and not c.verdict.ok]
-    for c in cheaper[:3]:
-        worst = c.verdict.regressions[0]
-        out.append(f"not picked, {c.layout.strategy} ({order_text(c.layout)}): {len(c.verdict.regressions)} "
-                   f"queries would read more than today, worst {worst.query}: {_fmt(worst.current)} -> "
-                   f"{_fmt(worst.rows)} rows ({worst.ratio:.1f}x)")
+        out.append(f"queries that get noticeably slower under the winner than today ({len(best.verdict.regressions)}):")
+        out += [f"  {r['query']}: {_seconds(r['current_seconds'])} -> {_seconds(r['seconds'])} ({r['ratio']}x; "
+                f"{_fmt(r['current_rows'])} -> {_fmt(r['rows'])} rows)" for r in regressions(best, limit)]
     return out + [""] if out else [""]
 
 
@@ -392,6 +447,9 @@ def advice_json(advice: Advice) -> dict:
         "queries": len(advice.workload.queries),
         "full_scan_rows": round(advice.full_scan_rows),
         "matching_rows": round(advice.matching_rows),
+        "current_seconds": round(advice.current_seconds, 3),
+        "time_model": advice.params.time.to_json(),
+        "guard": _guard_rule(advice),
         "ranking": ranking_rows(advice),
         "keeps_current": advice.keeps_current,
         "winner": {
@@ -399,8 +457,9 @@ def advice_json(advice: Advice) -> dict:
             "regressions": regressions(best),
             "per_template": per_template(advice, best),
             "per_scan": [
-                {"statement": advice.workload.queries[sc.query].number, "rows_read": round(sc.rows),
-                 "bytes_read": round(sc.bytes), "partitions_read": sc.partitions}
+                {"statement": advice.workload.queries[sc.query].number, "seconds": round(sc.seconds, 4),
+                 "rows_read": round(sc.rows), "bytes_read": round(sc.bytes), "partitions_read": sc.partitions,
+                 "files_read": round(sc.files, 1), "row_groups_read": round(sc.row_groups, 1)}
                 for sc in best.per_scan
             ],
         },

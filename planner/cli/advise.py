@@ -1,8 +1,8 @@
 """``planner advise workload.sql [--table db.t]``: rank layouts on real statistics, write advice folders.
 
 Without ``--table`` every table the workload reads is considered, best gain first: a table is
-advised (its own folder, ``OUT_DIR/<db.table>/``) when the best layout reads at least
-``--min-gain`` times fewer rows than a full scan; the others are listed with the reason they were
+advised (its own folder, ``OUT_DIR/<db.table>/``) when the best layout makes the workload's scans
+of it at least ``--min-gain`` times faster than today; the others are listed with the reason they were
 left alone (not in the metastore, no filter on any of its columns, too little to gain). With
 ``--table`` the named tables are advised whatever the gain (one table: straight into OUT_DIR).
 
@@ -30,7 +30,7 @@ from planner.errors import InputError
 from planner.pruning.join_pruning import MAX_COLUMNS, with_join_columns
 from planner.workload import Schema, parse_workload
 
-DEFAULT_MIN_GAIN = 1.5
+DEFAULT_MIN_GAIN = 1.25
 
 
 @dataclass
@@ -61,8 +61,8 @@ class TableOutcome:
               help="A table to lay out, e.g. db.lineitem (repeatable; default: every table the workload reads).")
 @out_dir_option("advice")
 @click.option("--min-gain", type=float, default=DEFAULT_MIN_GAIN, show_default=True,
-              help="Without --table: advise a table only if its best layout reads this many times fewer rows "
-                   "than a full scan.")
+              help="Without --table: advise a table only if its best layout makes the workload's scans of it "
+                   "this many times faster than today (estimated time).")
 @click.option("--sample-rows", type=click.IntRange(min=1), default=200_000, show_default=True)
 @click.option("--max-partitions", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Upper bound on partitions (Hive's hive.exec.max.dynamic.partitions).")
@@ -70,10 +70,11 @@ class TableOutcome:
 @click.option("--target-file-mb", type=float, default=128.0, show_default=True)
 @click.option("--row-group-rows", type=int, default=15_000, show_default=True,
               help="Rows per Parquet row group the layout will be written with.")
-@click.option("--partition-overhead-rows", type=float, default=CostParams.partition_overhead_rows, show_default=True,
-              help="Cost of opening one partition, in rows read (listing, planning, task start).")
-@click.option("--file-overhead-rows", type=float, default=CostParams.file_overhead_rows, show_default=True,
-              help="Cost of opening one file (footer read), in rows read.")
+@click.option("--partition-overhead-rows", type=float, default=None,
+              help="Cost of opening one partition, in rows read (default: from the time model, see `planner "
+                   "calibrate`).")
+@click.option("--file-overhead-rows", type=float, default=None,
+              help="Cost of opening one file (footer read), in rows read (default: from the time model).")
 @click.option("--page-rows", type=int, default=CostParams.page_rows, show_default=True,
               help="Rows per Parquet page the layout will be written with (Spark skips pages by their index).")
 @click.option("--robustness-weight", type=click.FloatRange(min=0), default=CostParams.robustness_weight,
@@ -82,8 +83,8 @@ class TableOutcome:
                    "workload's volume: higher keeps queries the workload does not name cheaper, at the workload's cost.")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
 @click.option("--allow-regressions", is_flag=True,
-              help="Advise the cheapest layout even if some queries would read more than 1.2x their rows today "
-                   "(the report lists them).")
+              help="Advise the fastest layout even if some queries would get noticeably slower than today "
+                   "(more than 1.2x and 0.2 s; the report lists them).")
 @metastore_options
 @workload_options
 def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_rows, max_partitions,
@@ -107,6 +108,9 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
                         page_rows=page_rows, robustness_weight=robustness_weight, aggregation_factor=aggregation_factor,
                         allow_regressions=allow_regressions)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    from planner.cli.calibrate import load_time_params
+
+    params = replace(params, time=load_time_params(state))
     from hive_integration.spark.view_lookup import spark_view_lookup
 
     views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables
@@ -170,10 +174,10 @@ def _advise_table(spark, state: Path, table: str, text: str, name: str, first, f
             (folder / stale).unlink(missing_ok=True)
         return TableOutcome(table, scans, gain=1.0, advice=advice,
                             reason="the table as it is is the best layout: nothing to apply")
-    gain = advice.full_scan_rows / max(advice.result.best.rows, 1.0)
+    gain = advice.current_seconds / max(advice.result.best.seconds, 1e-9)
     if min_gain is not None and gain < min_gain:
         return TableOutcome(table, scans, gain=gain, advice=advice,
-                            reason=f"the best layout reads only {gain:.2f}x fewer rows than a full scan "
+                            reason=f"the best layout makes its scans only {gain:.2f}x faster than today "
                                    f"(below --min-gain {min_gain:g})")
     layout = _portable(with_join_columns(replace(advice.layout, table=table), advice.analysis.join_columns()))
     from hive_integration.apply.apply_layout import SparkRunner, describe_source

@@ -37,6 +37,7 @@ from planner.costmodel.current import CurrentTable, current_table, is_current
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.selectivity import Selectivity
 from planner.costmodel.statistics import TableStats
+from planner.costmodel.timing import ScanWork, TimeParams, scan_seconds
 from planner.costmodel.writer import simulated_blocks
 from planner.model.layout import Layout
 from planner.pruning.hits import hit_matrix
@@ -45,8 +46,11 @@ from planner.semantics.kinds import Kind
 
 @dataclass(frozen=True)
 class CostParams:
-    partition_overhead_rows: float = 5_000.0  # opening a partition (listing, planning) in row-equivalents
-    file_overhead_rows: float = 2_000.0  # opening a file and reading its footer
+    # Opening a partition (listing, planning) and a file (its footer), in row-equivalents: what the
+    # partitioning algorithms trade against rows read. None: derived from ``time`` (the seconds a
+    # partition and a file take, over the seconds a row of the workload's columns takes).
+    partition_overhead_rows: float | None = None
+    file_overhead_rows: float | None = None
     target_file_bytes: int = 128 * 1024 * 1024
     row_group_rows: int = 15_000  # rows per Parquet row group the layout is written with
     # Rows per Parquet page the layout is written with (parquet.page.row.count.limit). Spark skips
@@ -56,10 +60,16 @@ class CostParams:
     min_partition_bytes: int = 4 * 1024 * 1024
     max_partitions: int = 1_000  # hive.exec.max.dynamic.partitions
     aggregation_factor: bool = False
-    # The guard (planner.advice.guard): no query may read more than this times its rows on the
-    # table as it is, unless regressions are allowed.
+    # The guard (planner.advice.guard): no query may take more than this times its time on the
+    # table as it is *and* more than the slack longer, unless regressions are allowed. The slack
+    # is ``guard_slack_seconds``, or ``guard_slack_share`` of a full scan of the table where that
+    # is less: what a user notices.
     guard_threshold: float = 1.2
+    guard_slack_seconds: float = 0.2
+    guard_slack_share: float = 0.1
     allow_regressions: bool = False
+    # Seconds per partition, file, row group, row and byte (planner calibrate; else the defaults)
+    time: TimeParams = TimeParams()
     # The robustness set's share of the score (planner.costmodel.search): 0.1 weighs it like a
     # tenth of the workload's volume.
     robustness_weight: float = 0.1
@@ -81,6 +91,9 @@ class ScanCost:
     bytes: float
     partitions: int
     overhead: float
+    seconds: float = 0.0  # the estimated wall time (planner.costmodel.timing)
+    files: float = 0.0
+    row_groups: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -91,18 +104,20 @@ class LayoutCost:
     overhead: float
     per_scan: tuple[ScanCost, ...] = field(repr=False)
     partition_rows: tuple[float, ...] = field(repr=False, default=())
-    robustness: float = 0.0  # what the robustness set reads, weighted into the score (search)
+    robustness: float = 0.0  # seconds the robustness set takes, weighted into the score (search)
     verdict: Any = field(repr=False, default=None)  # planner.advice.guard.Verdict, when guarded
+    seconds: float = 0.0  # the workload's estimated wall time, weights applied
 
     @property
     def total(self) -> float:
-        """Rows read plus the overhead charged for partitions and files opened."""
+        """Rows read plus the overhead charged for partitions and files opened, in rows: the
+        row-denominated proxy of time the partitioning algorithms optimise."""
         return self.rows + self.overhead
 
     @property
     def score(self) -> float:
-        """What the search ranks by: ``total`` plus the robustness term."""
-        return self.total + self.robustness
+        """What the search ranks by: the workload's seconds plus the robustness term."""
+        return self.seconds + self.robustness
 
     @property
     def allowed(self) -> bool:
@@ -165,6 +180,21 @@ class CostModel:
         self.kinds: Mapping[str, Kind] = dict(analysis.kinds) | {
             a: k for a, k in self.joins.kinds.items() if self.sample.has(a) and a not in analysis.kinds}
         self.selectivity = Selectivity(self.sample, stats, self.kinds)
+        self.partition_overhead_rows, self.file_overhead_rows = self._overhead_rows()
+
+    def _overhead_rows(self) -> tuple[float, float]:
+        """The partition and file overheads in row-equivalents (``CostParams``), derived from the
+        time model where not given: a row of the workload's average width takes
+        ``(row + byte · width) / cores`` seconds, a partition ``partition`` (on the driver), a file
+        ``file / cores``."""
+        t, p = self.params.time, self.params
+        width = float(np.average(self.scan_width, weights=self.weights)) if len(self.scans) and self.weights.sum() > 0 \
+            else self.row_bytes
+        per_row = (t.row + t.byte * width) / max(t.cores, 1)
+        derived = (t.partition + t.task / max(t.cores, 1)) / per_row if per_row > 0 else 0.0
+        file_rows = (t.file / max(t.cores, 1)) / per_row if per_row > 0 else 0.0
+        return (derived if p.partition_overhead_rows is None else p.partition_overhead_rows,
+                file_rows if p.file_overhead_rows is None else p.file_overhead_rows)
 
     def sibling(self, analysis: TableAnalysis, weights: Sequence[float] | None = None) -> "CostModel":
         """A model of other scans of the same table, sharing the sample and every layout's blocks."""
@@ -225,19 +255,27 @@ class CostModel:
             files = self.files(sizes, int(dict(layout.meta).get("write_runs") or 1))
             blocks = self._blocks(layout, labels, files)
         if self.sample.n == 0 or self.scale == 0:
-            rows = np.zeros(len(self.scans))  # an empty table: nothing to read
+            rows = groups = np.zeros(len(self.scans))  # an empty table: nothing to read
         else:
             ranges = None if blocks.exact else self.cache.ranges  # sampled boxes index the sample's values
             reader = BlockReader(blocks, self.analysis.derived, ranges, self.population())
-            rows = reader.reads(self.scans, hits) @ blocks.rows
-        per_part_overhead = self.params.partition_overhead_rows + files * self.params.file_overhead_rows
+            read = reader.reads(self.scans, hits)
+            rows = read @ blocks.rows
+            groups = _groups_read(read, blocks)
+        per_part_overhead = self.partition_overhead_rows + files * self.file_overhead_rows
         overhead = hits.astype(float) @ per_part_overhead
+        hit = hits.astype(float)
+        opened = hit @ np.asarray(files, dtype=float)
+        work = ScanWork(partitions=hit.sum(axis=1), files=opened, row_groups=groups, rows=rows,
+                        bytes=rows * self.scan_width, file_bytes=hit @ (np.asarray(sizes, dtype=float) * self.row_bytes))
+        seconds = np.atleast_1d(scan_seconds(work, self.params.time)) if len(self.scans) else np.zeros(0)
         w = self.weights
         per_scan = tuple(
             ScanCost(s.query, float(rows[i]), float(rows[i] * self.scan_width[i]), int(hits[i].sum()),
-                     float(overhead[i])) for i, s in enumerate(self.scans))
+                     float(overhead[i]), float(seconds[i]), float(opened[i]), float(groups[i]))
+            for i, s in enumerate(self.scans))
         return LayoutCost(layout, float(w @ rows), float(w @ (rows * self.scan_width)), float(w @ overhead),
-                          per_scan, tuple(np.asarray(sizes, dtype=float).tolist()))
+                          per_scan, tuple(np.asarray(sizes, dtype=float).tolist()), seconds=float(w @ seconds))
 
     def _blocks(self, layout: Layout, labels: np.ndarray, files: np.ndarray):
         """The layout's blocks, simulated on the sample (``planner.costmodel.writer``), boxed on
@@ -317,6 +355,20 @@ class CostModel:
     def full_scan_rows(self) -> float:
         return float(self.weights.sum() * self.stats.rows)
 
+    def full_scan_seconds(self) -> float:
+        """The workload's time if every scan read the whole table as it is."""
+        return float(self.weights @ self.scan_full_seconds())
+
+    def scan_full_seconds(self) -> np.ndarray:
+        """Each scan's time reading every row of the table as it is (files and row groups included)."""
+        cur = self.current()
+        groups = float(len(np.unique(cur.blocks.group))) if cur.blocks.group is not None else float(len(cur.blocks))
+        n = len(self.scans)
+        work = ScanWork(partitions=np.full(n, float(len(cur.layout.partitions))), files=np.full(n, float(cur.files.sum())),
+                        row_groups=np.full(n, groups), rows=np.full(n, float(self.stats.rows)),
+                        bytes=self.stats.rows * self.scan_width, file_bytes=np.full(n, float(self.stats.bytes)))
+        return np.atleast_1d(scan_seconds(work, self.params.time)) if n else np.zeros(0)
+
     def matching_rows(self) -> np.ndarray:
         """Estimated rows each scan's pushable predicate matches (its own lower bound).
 
@@ -328,3 +380,13 @@ class CostModel:
             if not s.groups.unsatisfiable:
                 out[i] = self.selectivity.rows(s.sets).rows
         return out
+
+
+def _groups_read(read: np.ndarray, blocks) -> np.ndarray:
+    """Expected row groups each scan reads: a group is read when any of its blocks (pages) is."""
+    if not read.shape[1]:
+        return np.zeros(read.shape[0])
+    if blocks.group is None:
+        return read.sum(axis=1)
+    _, firsts = blocks.groups()
+    return np.maximum.reduceat(read, firsts, axis=1).sum(axis=1)

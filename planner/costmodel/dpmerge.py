@@ -372,7 +372,7 @@ def model_overhead(model) -> Callable[[np.ndarray], np.ndarray]:
 
     def overhead(rows: np.ndarray) -> np.ndarray:
         files = np.maximum(1, np.ceil(rows * row_bytes / p.target_file_bytes))
-        return p.partition_overhead_rows + files * p.file_overhead_rows
+        return model.partition_overhead_rows + files * model.file_overhead_rows
     return overhead
 
 

@@ -135,7 +135,7 @@ class _Builder:
         self.scale = model.scale
         # An empty table (scale 0: a sample row stands for no rows) has nothing to split.
         self.min_sample_rows = max(min_leaf_rows / self.scale, 1e-9) if self.scale else math.inf
-        self.overhead = model.params.partition_overhead_rows + model.params.file_overhead_rows
+        self.overhead = model.partition_overhead_rows + model.file_overhead_rows
 
     def thresholds(self, leaf: _Leaf, axis: _Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For the axis' scans: whether each reads the leaf, and its two skip thresholds.

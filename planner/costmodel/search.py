@@ -14,10 +14,11 @@ Orderings (``ordering_families``): sorts and z-orders of the filtered columns
 the last key or dimension (``keep_order``), and a k-d tree over the filtered columns with a
 floor for every other column. A new family (a Hilbert curve) is one more entry there.
 
-Score: ``total`` (rows read plus overhead) plus the robustness term, i.e. what the robustness set
-reads, weighted as ``robustness_weight`` of the workload's volume:
+Score: the workload's estimated seconds (``planner.costmodel.timing``) plus the robustness term,
+i.e. the time the robustness set takes, weighted as ``robustness_weight`` of the workload's
+volume:
 
-    score = rows + overhead + w · full_scan(workload) · rows(robustness set) / full_scan(robustness set)
+    score = seconds + w · full_scan_seconds(workload) · seconds(robustness set) / full_scan_seconds(robustness set)
 
 With a guard, a variant with a query regressing against the current table is *not allowed*: the
 pick is the best allowed contender (the current table always is), unless regressions are allowed.
@@ -54,12 +55,15 @@ class SearchResult:
         from planner.costmodel.current import is_current
         return next((c for c in self.ranked if is_current(c.layout)), None)
 
-    def unguarded(self) -> "SearchResult":
-        """The same search with regressions allowed (every variant was costed and judged)."""
+    def judged(self, allow_regressions: bool) -> "SearchResult":
+        """The same search with regressions allowed or not (every variant was costed and judged)."""
         best: dict[str, LayoutCost] = {}
         for cost in self.variants:
-            _keep(best, cost, True)
-        return rank(best.values(), self.variants, self.timings, allow_regressions=True)
+            _keep(best, cost, allow_regressions)
+        return rank(best.values(), self.variants, self.timings, allow_regressions=allow_regressions)
+
+    def unguarded(self) -> "SearchResult":
+        return self.judged(True)
 
 
 class Scorer:
@@ -68,15 +72,15 @@ class Scorer:
     def __init__(self, model: CostModel, guard=None, robustness_weight: float = ROBUSTNESS_WEIGHT):
         self.model, self.guard = model, guard
         self.factor = 0.0
-        if guard is not None and guard.robust_full_rows() > 0:
-            self.factor = robustness_weight * model.full_scan_rows() / guard.robust_full_rows()
+        if guard is not None and guard.robust_full_seconds() > 0:
+            self.factor = robustness_weight * model.full_scan_seconds() / guard.robust_full_seconds()
 
     def __call__(self, layout: Layout) -> LayoutCost:
         cost = self.model.evaluate(layout)
         if self.guard is None:
             return cost
         verdict = self.guard.check(layout, cost)
-        return replace(cost, robustness=self.factor * verdict.robust_rows, verdict=verdict)
+        return replace(cost, robustness=self.factor * verdict.robust_seconds, verdict=verdict)
 
 
 def _partitionable(model: CostModel) -> list[str]:

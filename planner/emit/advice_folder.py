@@ -236,15 +236,19 @@ RANKING_LEGEND = {
     "bytes_read": "estimated bytes read (only the columns each query reads), summed over the scans",
     "overhead_rows": "the cost of opening partitions and files, counted as rows read (per partition "
                      "{partition_overhead_rows:,.0f} rows, per file {file_overhead_rows:,.0f} rows: listing, planning, "
-                     "footer reads)",
-    "robustness_rows": "what a robustness set of single-column ranges over every column reads under this layout, "
-                       "weighted into the score, so a layout that serves only the workload does not win on it alone",
-    "score": "what the ranking orders by: rows read + overhead + robustness; lower is better",
+                     "footer reads); what the partitioning algorithms trade against rows",
+    "seconds": "the workload's estimated wall time under this layout, in seconds: planning, partitions listed, "
+               "files opened, row groups, rows and bytes read ({time_source})",
+    "robustness_seconds": "the time a robustness set of single-column ranges over every column takes under this "
+                          "layout, weighted into the score, so a layout that serves only the workload does not win "
+                          "on it alone",
+    "speedup_vs_current": "the workload's estimated time on the table as it is, divided by its time under this layout",
+    "score": "what the ranking orders by: seconds + robustness; lower is better",
     "current": "true for the table as it is now (priced from its Parquet footers): always a contender",
     "pick": "true for the advised layout",
-    "regressions": "queries (of the workload and the robustness set) that would read more than 1.2x their rows "
-                   "on the table as it is",
-    "worst_ratio": "the largest of those ratios (rows under this layout / rows today)",
+    "regressions": "queries (of the workload and the robustness set) that would get noticeably slower than on the "
+                   "table as it is: more than {threshold:g}x their time and more than {slack:.2g} s longer",
+    "worst_ratio": "the largest ratio of a query's time under this layout to its time today",
     "gain_vs_full_scan": "rows a full scan of the table reads (for every scan) divided by rows read: higher is "
                          "better",
     "read_over_matching": "rows read divided by the rows that match the queries' filters: 1.0 is the ideal, "
@@ -316,8 +320,12 @@ def _ranking(advice) -> list[str]:
     for h in heads:
         text = RANKING_LEGEND.get(h, "as computed by the cost model")
         try:
-            text = text.format(partition_overhead_rows=params.partition_overhead_rows,
-                               file_overhead_rows=params.file_overhead_rows)
+            model = advice.guard.model if advice.guard is not None else None
+            text = text.format(
+                partition_overhead_rows=model.partition_overhead_rows if model else params.partition_overhead_rows or 0,
+                file_overhead_rows=model.file_overhead_rows if model else params.file_overhead_rows or 0,
+                time_source=params.time.source, threshold=params.guard_threshold,
+                slack=advice.guard.slack if advice.guard is not None else params.guard_slack_seconds)
         except (AttributeError, KeyError, ValueError):
             pass
         lines.append(f"- `{h}`: {text}")
