@@ -86,6 +86,11 @@ def dictionary_only(chunk: pq.ColumnChunkMetaData) -> bool:
     return "RLE_DICTIONARY" in encodings
 
 
+def has_bloom_filter(chunk: pq.ColumnChunkMetaData) -> bool:
+    """Whether the chunk's metadata points at a bloom filter (``bloom_filter_offset``)."""
+    return getattr(chunk, "bloom_filter_offset", None) is not None
+
+
 def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
     columns: dict[str, ChunkStats] = {}
     sizes: dict[str, int] = {}
@@ -104,7 +109,7 @@ def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
             lo, hi = _value(st.min), _value(st.max)
             if lo is None or hi is None:
                 continue  # values the planner cannot compare: unknown
-            columns[path.lower()] = ChunkStats(lo, hi, nulls, dictionary_only(chunk))
+            columns[path.lower()] = ChunkStats(lo, hi, nulls, dictionary_only(chunk), has_bloom_filter(chunk))
         elif nulls is not None and nulls == md.num_rows:
             columns[path.lower()] = ChunkStats(None, None, nulls)  # only NULLs
         # else: no min/max although there are values: unknown

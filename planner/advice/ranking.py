@@ -260,13 +260,18 @@ def _fmt(n: float) -> str:
 
 
 def order_text(layout: Layout) -> str:
-    """How rows are ordered inside partitions, short enough for a terminal line."""
+    """How rows are ordered inside partitions (and the bloom filters), short enough for a terminal line."""
+    from planner.costmodel.bloom import hinted
+
     if is_current(layout):
         return "as stored"
     if layout.order.method == "tree":
         from planner.costmodel.tree_order import describe
-        return describe(layout.order)
-    return layout.order.describe()
+        text = describe(layout.order)
+    else:
+        text = layout.order.describe()
+    filters = hinted(layout)
+    return text + (f", bloom({', '.join(filters)})" if filters else "")
 
 
 def describe_layout(layout: Layout) -> str:

@@ -62,6 +62,9 @@ from planner.cnf.valueset import Interval, ValueSet
 from planner.semantics.kinds import Kind
 
 IN_PUSHDOWN_LIMIT = 10
+# A bloom filter the footers name, of a size and rate they do not say: parquet-java's default
+# rate, and the size it gives a row group of 15,000 distinct values at it (planner.costmodel.bloom).
+FOOTER_BLOOM = (0.01, 32_768)
 NO_VALUE = np.iinfo(np.int64).max  # cmin of a block with no value (only NULLs) for an attribute
 
 
@@ -84,6 +87,9 @@ class Blocks:
     # attribute -> dictionary-only per row group, as ``BlockReader._encoded`` judged it (shared by
     # every reader of these blocks)
     encoded: dict = field(default_factory=dict, repr=False)
+    # attribute -> whether each block's column chunk has a bloom filter (footers); None: as the
+    # reader's ``bloom`` rates say (simulated blocks)
+    bloom: Mapping[str, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.part)
@@ -163,6 +169,14 @@ def pushed_intervals(values: ValueSet) -> tuple[Interval, ...]:
     return tuple(ValueSet.of(values.kind, rest + [hull]).intervals)
 
 
+def is_lookup(vs: ValueSet) -> bool:
+    """Whether Parquet can test the set value by value (a dictionary or a bloom filter, for ``=``
+    and ``IN``): a few points, NULL not among them. Adjacent integers merge into a range, which a
+    BETWEEN may have written: not counted."""
+    return (bool(vs.intervals) and not vs.null and len(vs.intervals) <= IN_PUSHDOWN_LIMIT
+            and all(iv.is_point for iv in vs.intervals))
+
+
 @dataclass(frozen=True)
 class CodeRange:
     start: int  # first reference value inside the interval
@@ -237,8 +251,12 @@ class Population:
     """A sample's distribution of each attribute over its sorted values (``SampleFrame``):
     how many sample rows lie in a range of values, and the share of one value no row holds."""
 
-    def __init__(self, sample):
+    def __init__(self, sample, rows: int | None = None):
+        """``rows``: the table's rows (GEE guesses the table's distinct values from them; without
+        them, the sample's own count stands in, which counts a nearly unique column's values too
+        few and its lookups too likely to hit a row group)."""
         self.sample = sample
+        self.rows = sample.n if rows is None else rows
         self._cum: dict[str, np.ndarray] = {}
         self._point: dict[str, float] = {}
         self._order: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -279,7 +297,7 @@ class Population:
         if got is None:
             from planner.costmodel.selectivity import gee_ndv
             codes = self.sample.codes(attribute)
-            got = self._point[attribute] = 1.0 / max(gee_ndv(codes, self.sample.n), 1.0)
+            got = self._point[attribute] = 1.0 / max(gee_ndv(codes, self.rows), 1.0)
         return got
 
 
@@ -289,8 +307,13 @@ class BlockReader:
     ``population`` (the sample's distributions) prices the row groups' dictionaries."""
 
     def __init__(self, blocks: Blocks, derived=(), ranges: dict | None = None,
-                 population: Population | None = None):
+                 population: Population | None = None, bloom: Mapping[str, tuple[float, int]] | None = None):
+        """``bloom``: column -> (false-positive rate, bytes) of the bloom filter a simulated layout
+        writes per row group (``planner.costmodel.bloom``); the current table's chunks say whether
+        they have one."""
         self.blocks = blocks
+        self.bloom = dict(bloom or {})
+        self.bloom_bytes: np.ndarray | None = None  # per scan: bytes of the filters its lookups read
         self.derived = set(derived)
         self._ranges: dict[tuple[str, ValueSet], list[CodeRange]] = {} if ranges is None else ranges
         self.population = population
@@ -386,8 +409,8 @@ class BlockReader:
                     share += np.where((lo <= r.start) & (hi >= r.start), point, 0.0)
             f = np.minimum(1.0, share / np.maximum(inside, 1.0))
             held = -np.expm1(unseen * np.log1p(-np.minimum(f, 1 - 1e-12)))
-            if held.min() < 0.999:  # a lookup the dictionaries may drop groups for, if there are any
-                held = np.where(self._encoded(attribute), held, 1.0)  # plain pages: no dictionary to test
+            if held.min() < 0.999:  # a lookup the dictionaries or bloom filters may drop groups for
+                held = self._tested(attribute, vs, held)
             held = np.where(inside > 0, held, 1.0)  # no sample row in the box: no evidence, read it
             if b.members is not None and self._own_counts and held.min() < 0.999:
                 held = np.maximum(held, self._own(attribute, code_ranges(uniq, vs), len(lo)))
@@ -395,6 +418,28 @@ class BlockReader:
                 held = np.maximum(held, self._at_edge(attribute, vs))
             out[i] = held
         return out
+
+    def _tested(self, attribute: str, vs: ValueSet, held: np.ndarray) -> np.ndarray:
+        """``held`` where a row group's chunk can tell: dictionary-only chunks by their
+        dictionary (exact), plain chunks with a bloom filter by it (a group lacking every value of
+        the set is still read with the chance that one of them is a false positive); 1 elsewhere."""
+        encoded = self._encoded(attribute)
+        bloomed, rate = self._bloomed(attribute, vs)
+        if bloomed is None:
+            return np.where(encoded, held, 1.0)  # plain pages: no dictionary to test
+        miss = 1.0 - (1.0 - rate) ** len(vs.intervals)
+        return np.where(encoded, held, np.where(bloomed, held + (1.0 - held) * miss, 1.0))
+
+    def _bloomed(self, attribute: str, vs: ValueSet) -> tuple[np.ndarray | None, float]:
+        """bool per row group: its chunk has a bloom filter the set can be tested by; and the rate."""
+        if not is_lookup(vs):
+            return None, 0.0
+        b, (_, firsts) = self.blocks, self._group
+        if b.bloom is not None and attribute in b.bloom:
+            return np.logical_and.reduceat(b.bloom[attribute], firsts), FOOTER_BLOOM[0]
+        if attribute in self.bloom:
+            return np.ones(len(firsts), dtype=bool), self.bloom[attribute][0]
+        return None, 0.0
 
     def _encoded(self, attribute: str) -> np.ndarray:
         """bool per row group: whether its chunk of ``attribute`` is dictionary-only, so that the
@@ -481,6 +526,7 @@ class BlockReader:
                 for a in scan.sets:
                     by_attribute.setdefault(a, []).append(i)
         chance = np.ones(hits.shape)
+        self.bloom_bytes = np.zeros(len(scans))
         for a, idx in by_attribute.items():
             sets = [scans[i].sets[a] for i in idx]
             distinct = list(dict.fromkeys(sets))  # scans often repeat a set: judge each once
@@ -488,6 +534,8 @@ class BlockReader:
             ok = self.may_hold_all(a, distinct)
             if ok is not None:
                 hits[idx] &= ok[where]
+                if self._group is not None and (self.bloom or self.blocks.bloom):
+                    self._count_bloom_checks(a, idx, [distinct[j] for j in where], hits)
             held = self.dictionary(a, [vs for vs in distinct]) if ok is not None else None
             if held is not None:
                 # NULL is never in a dictionary; a set wanting NULL is judged by its null count
@@ -500,6 +548,22 @@ class BlockReader:
                     hits[i] &= self._clause(clause)
         return hits * chance
 
+    def _count_bloom_checks(self, attribute: str, idx: Sequence[int], sets: Sequence[ValueSet],
+                            hits: np.ndarray) -> None:
+        """Bytes of the filters each lookup reads: one per row group its statistics keep, of plain
+        chunks (a footer's filter counts as ``FOOTER_BLOOM`` says)."""
+        _, firsts = self._group
+        size = self.bloom[attribute][1] if attribute in self.bloom else FOOTER_BLOOM[1]
+        encoded = None
+        for i, vs in zip(idx, sets):
+            bloomed, _ = self._bloomed(attribute, vs)
+            if bloomed is None:
+                continue
+            if encoded is None:
+                encoded = self._encoded(attribute)
+            kept = np.logical_or.reduceat(hits[i], firsts) if len(firsts) else np.zeros(0, dtype=bool)
+            self.bloom_bytes[i] += size * float((kept & bloomed & ~encoded).sum())
+
     def _clause(self, clause) -> np.ndarray:
         """A multi-column OR pushed to Parquet: a block may satisfy it if it may satisfy an atom."""
         out = np.zeros(len(self.blocks), dtype=bool)
@@ -511,5 +575,5 @@ class BlockReader:
         return out
 
 
-__all__ = ["Blocks", "BlockReader", "CodeRange", "IN_PUSHDOWN_LIMIT", "LazyColumns", "NO_VALUE", "box_overlap",
+__all__ = ["Blocks", "BlockReader", "CodeRange", "FOOTER_BLOOM", "IN_PUSHDOWN_LIMIT", "is_lookup", "LazyColumns", "NO_VALUE", "box_overlap",
            "code_ranges", "lazy_boxes", "pushed_intervals"]

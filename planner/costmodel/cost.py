@@ -33,6 +33,7 @@ import numpy as np
 
 from planner.analysis.table_analysis import ScanAnalysis, TableAnalysis
 from planner.costmodel.blocks import BlockReader
+from planner.costmodel.bloom import rates as bloom_rates
 from planner.costmodel.current import CurrentTable, current_table, is_current
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.selectivity import Selectivity
@@ -230,7 +231,7 @@ class CostModel:
     def population(self):
         from planner.costmodel.blocks import Population
         if self.cache.population is None:
-            self.cache.population = Population(self.sample)
+            self.cache.population = Population(self.sample, self.stats.rows)
         return self.cache.population
 
     # ---- the table as it is -----------------------------------------------------------------
@@ -255,19 +256,22 @@ class CostModel:
             files = self.files(sizes, int(dict(layout.meta).get("write_runs") or 1))
             blocks = self._blocks(layout, labels, files)
         if self.sample.n == 0 or self.scale == 0:
-            rows = groups = np.zeros(len(self.scans))  # an empty table: nothing to read
+            rows = groups = filters = np.zeros(len(self.scans))  # an empty table: nothing to read
         else:
             ranges = None if blocks.exact else self.cache.ranges  # sampled boxes index the sample's values
-            reader = BlockReader(blocks, self.analysis.derived, ranges, self.population())
+            reader = BlockReader(blocks, self.analysis.derived, ranges, self.population(),
+                                 None if is_current(layout) else bloom_rates(layout))
             read = reader.reads(self.scans, hits)
             rows = read @ blocks.rows
-            groups = _groups_read(read, blocks)
+            groups = _groups_read(read, blocks, self.params.row_group_rows)
+            filters = reader.bloom_bytes if reader.bloom_bytes is not None else np.zeros(len(self.scans))
         per_part_overhead = self.partition_overhead_rows + files * self.file_overhead_rows
         overhead = hits.astype(float) @ per_part_overhead
         hit = hits.astype(float)
         opened = hit @ np.asarray(files, dtype=float)
         work = ScanWork(partitions=hit.sum(axis=1), files=opened, row_groups=groups, rows=rows,
-                        bytes=rows * self.scan_width, file_bytes=hit @ (np.asarray(sizes, dtype=float) * self.row_bytes))
+                        bytes=rows * self.scan_width + filters,
+                        file_bytes=hit @ (np.asarray(sizes, dtype=float) * self.row_bytes))
         seconds = np.atleast_1d(scan_seconds(work, self.params.time)) if len(self.scans) else np.zeros(0)
         w = self.weights
         per_scan = tuple(
@@ -362,7 +366,8 @@ class CostModel:
     def scan_full_seconds(self) -> np.ndarray:
         """Each scan's time reading every row of the table as it is (files and row groups included)."""
         cur = self.current()
-        groups = float(len(np.unique(cur.blocks.group))) if cur.blocks.group is not None else float(len(cur.blocks))
+        groups = float(len(np.unique(cur.blocks.group))) if cur.blocks.group is not None else \
+            float(np.maximum(1.0, np.ceil(cur.blocks.rows / max(self.params.row_group_rows, 1))).sum())
         n = len(self.scans)
         work = ScanWork(partitions=np.full(n, float(len(cur.layout.partitions))), files=np.full(n, float(cur.files.sum())),
                         row_groups=np.full(n, groups), rows=np.full(n, float(self.stats.rows)),
@@ -382,11 +387,13 @@ class CostModel:
         return out
 
 
-def _groups_read(read: np.ndarray, blocks) -> np.ndarray:
-    """Expected row groups each scan reads: a group is read when any of its blocks (pages) is."""
+def _groups_read(read: np.ndarray, blocks, row_group_rows: int) -> np.ndarray:
+    """Expected row groups each scan reads: a group is read when any of its blocks (pages) is. A
+    block of more rows than a row group (a partition written in no order is one block for
+    skipping, and still cut into row groups) counts the row groups it holds."""
     if not read.shape[1]:
         return np.zeros(read.shape[0])
     if blocks.group is None:
-        return read.sum(axis=1)
+        return read @ np.maximum(1.0, np.ceil(blocks.rows / max(row_group_rows, 1)))
     _, firsts = blocks.groups()
     return np.maximum.reduceat(read, firsts, axis=1).sum(axis=1)

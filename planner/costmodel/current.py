@@ -103,7 +103,7 @@ def _box(st, kind: Kind, rows: int):
 def from_footers(stats: TableStats, kinds: Mapping[str, Kind]) -> CurrentTable:
     files = stats.data_files
     specs, of_file = _specs(files)
-    part, rows, per_attr, encoded = [], [], {}, {}
+    part, rows, per_attr, encoded, bloom = [], [], {}, {}, {}
     attrs = [a for a, k in kinds.items() if k.orderable and stats.column(a) is not None]
     for f, p in zip(files, of_file):
         constant = dict(f.partition)
@@ -121,6 +121,7 @@ def from_footers(stats: TableStats, kinds: Mapping[str, Kind]) -> CurrentTable:
                     box = _box(chunk, kinds[a], g.rows)
                 per_attr.setdefault(a, []).append(box)
                 encoded.setdefault(a, []).append(chunk is None or chunk.dictionary)
+                bloom.setdefault(a, []).append(chunk is not None and chunk.bloom)
     values, cmin, cmax, nulls, unknown = {}, {}, {}, {}, {}
     for a, boxes in per_attr.items():
         seen = sorted({v for b in boxes if b is not None for v in b[:2] if v is not None})
@@ -131,7 +132,8 @@ def from_footers(stats: TableStats, kinds: Mapping[str, Kind]) -> CurrentTable:
         nulls[a] = np.array([b is None or b[2] is None or b[2] > 0 for b in boxes], dtype=bool)
         unknown[a] = np.array([b is None for b in boxes], dtype=bool)
     blocks = Blocks(np.array(part, dtype=np.int64), np.array(rows, dtype=float), values, cmin, cmax, nulls,
-                    exact=True, unknown=unknown, dictionary={a: np.array(e, dtype=bool) for a, e in encoded.items()})
+                    exact=True, unknown=unknown, dictionary={a: np.array(e, dtype=bool) for a, e in encoded.items()},
+                    bloom={a: np.array(f, dtype=bool) for a, f in bloom.items() if any(f)})
     prows = np.bincount(of_file, weights=[f.rows for f in files], minlength=len(specs)).astype(float)
     nfiles = np.bincount(of_file, minlength=len(specs)).astype(float)
     return CurrentTable(_layout(stats.table, _regions(specs, kinds), kinds), blocks, prows, nfiles, "footers")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from planner.costmodel import baselines
+from planner.costmodel.bloom import filter_bytes, lookup_columns, with_bloom_filters
 from planner.costmodel.cost import CostModel, LayoutCost
 from planner.costmodel.ordering import candidate_orderings, zorder_bounds
 from planner.model.layout import Layout, Ordering
@@ -277,8 +278,46 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
         load = Ordering("sort", (clustered[0],))
         for layout in coarse_cuts(model, _partitionable(model)):
             run(with_order(layout, load, model.analysis.derived))
+    lookups = lookup_columns(model.scans, model.kinds, model.analysis.derived)
+    if lookups:
+        t_bloom = time.perf_counter()
+        # the table in its load order, which keeps the lookups on the clustered key as they are
+        # today: with filters on the other lookup columns it may be the best default of all
+        load = [run(with_order(base, Ordering("sort", (clustered[0],)), model.analysis.derived))] if clustered else []
+        pool = sorted(best.values(), key=lambda c: (not (c.allowed or allow_regressions), c.score))[:finalists]
+        seen: set[int] = set()
+        for cost in load + [c for c in pool if not is_current(c.layout)]:
+            if id(cost) not in seen:
+                seen.add(id(cost))
+                with_filters(model, cost, lookups, run)
+        timings.append(("bloom filters", time.perf_counter() - t_bloom))
     timings.append(("costing", time.perf_counter() - t))
     return rank(best.values(), variants, timings, allow_regressions)
+
+
+BLOOM_STORAGE_SHARE = 0.1  # filters may add at most this share of the table's bytes
+BLOOM_MIN_GAIN = 0.01  # a filter must save this share of the layout's score
+
+
+def with_filters(model: CostModel, cost: LayoutCost, columns: Sequence[str], run: Callable[[Layout], LayoutCost],
+                 limit: int = 4) -> LayoutCost:
+    """``cost``'s layout with bloom filters on the lookup columns that pay, added greedily (the
+    most looked-up first): each must save ``BLOOM_MIN_GAIN`` of the score, and all of them
+    together add at most ``BLOOM_STORAGE_SHARE`` of the table's bytes. A filter is sized for a
+    row group of distinct values (the columns that need one are nearly unique)."""
+    rows_per_group = model.params.row_group_rows
+    groups = max(1.0, model.stats.rows / max(rows_per_group, 1))
+    per_filter = filter_bytes(rows_per_group) * groups
+    budget = BLOOM_STORAGE_SHARE * max(model.stats.bytes, 1)
+    layout, chosen, current = cost.layout, {}, cost
+    for column in columns[:limit]:
+        if per_filter * (len(chosen) + 1) > budget:
+            break
+        trial = run(with_bloom_filters(layout, chosen | {column: float(rows_per_group)}))
+        if trial.score < current.score * (1 - BLOOM_MIN_GAIN) and (trial.allowed or not current.allowed):
+            chosen[column] = float(rows_per_group)
+            current = trial
+    return current
 
 
 COARSE_PARTITIONS = (2, 3, 4, 6, 8)

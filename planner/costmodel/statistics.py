@@ -49,6 +49,8 @@ class ChunkStats:
     # Every data page is dictionary-encoded, so Parquet's dictionary filter can drop the row group
     # for a lookup (a writer falls back to plain pages where a dictionary does not pay).
     dictionary: bool = True
+    # The chunk has a bloom filter (its footer names one), so a lookup can drop the row group.
+    bloom: bool = False
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ class TimeParams:
     partition: float = 0.0030  # one partition: metastore object and directory listing
     task: float = 0.0040  # scheduling one task
     file: float = 0.0020  # opening one file and reading its footer
-    row_group: float = 0.0008  # seeking to one row group and reading its column chunks' headers
+    row_group: float = 0.0002  # seeking to one row group and reading its column chunks' headers
     row: float = 2.0e-8  # one row decoded and filtered
     byte: float = 4.0e-9  # one byte of the columns read, decompressed and decoded
     cores: int = 2  # task slots (spark.default.parallelism on a cluster)
