@@ -101,5 +101,5 @@ def lookup_columns(scans, kinds: Mapping[str, Kind], derived=()) -> list[str]:
     return sorted(counts, key=lambda c: (-counts[c], c))
 
 
-__all__ = ["FPP", "HINT", "SUFFIX", "KINDS", "false_positive_rate", "filter_bytes", "hinted", "is_lookup", "lookup_columns",
+__all__ = ["FPP", "HINT", "SUFFIX", "KINDS", "false_positive_rate", "filter_bytes", "hinted", "lookup_columns",
            "rates", "with_bloom_filters"]
