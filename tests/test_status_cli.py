@@ -31,7 +31,8 @@ def test_status_relayout_and_append_order(spark, fresh_db, tmp_path):
     errors = [line for line in bad.output.splitlines() if line.startswith("error:")]
     assert bad.exit_code == 2 and len(errors) == 1 and "nope" in errors[0] and "Traceback" not in bad.output
 
-    small = ["--min-partition-mb", "0.001"]  # a 4,000-row table: let the best layout cut it
+    # a 4,000-row table: let the best layout cut it, and price its scans as a big table's
+    small = ["--min-partition-mb", "0.001", "--calibration", str(Path(__file__).parent / "data" / "slow_scans.json")]
     got = CliRunner().invoke(cli, ["status", t, str(workload), "--state-dir", state, "--format", "json", "--measure",
                                    *small])
     assert got.exit_code == 0, got.output

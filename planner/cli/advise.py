@@ -20,6 +20,7 @@ import click
 from planner.cli.console import Console
 from planner.cli.engine import start_spark, verbose, workload_text
 from planner.cli.options import (
+    calibration_option,
     eventlog_options,
     metastore_options,
     out_dir_option,
@@ -85,12 +86,13 @@ class TableOutcome:
 @click.option("--allow-regressions", is_flag=True,
               help="Advise the fastest layout even if some queries would get noticeably slower than today "
                    "(more than 1.2x and 0.2 s; the report lists them).")
+@calibration_option
 @metastore_options
 @workload_options
 def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_rows, max_partitions,
                min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
-               page_rows, robustness_weight, aggregation_factor, allow_regressions, metastore, state_dir, dialect,
-               on_error, fmt):
+               page_rows, robustness_weight, aggregation_factor, allow_regressions, calibration, metastore, state_dir,
+               dialect, on_error, fmt):
     """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
     layout.json, report.md) for each table worth laying out.
 
@@ -110,7 +112,7 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
     from planner.cli.calibrate import load_time_params
 
-    params = replace(params, time=load_time_params(state))
+    params = replace(params, time=load_time_params(state, calibration))
     from hive_integration.spark.view_lookup import spark_view_lookup
 
     views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables

@@ -40,6 +40,44 @@ def ddl_columns(advice_dir: Path, layout: Layout) -> dict[str, str] | None:
     return columns_of_create(path.read_text(encoding="utf-8"), layout.partition_column, str(path))
 
 
+def advice_folders(folder: Path) -> list[Path]:
+    """The advice folders ``folder`` names: itself, or (as ``advise`` without ``--table`` writes
+    them) one per table beneath it, in the order to apply them: a table whose layout records ranges
+    of joined tables' columns after those tables, since the ranges hold only for the snapshots they
+    were computed on (a dimension laid out after the fact table would make its ranges stale)."""
+    if (folder / "layout.json").exists():
+        return [folder]
+    found = sorted(p for p in folder.iterdir() if (p / "layout.json").exists())
+    if not found:
+        raise LayoutError(f"{folder}: no layout.json in it or in a folder beneath it (is it an advice folder?)")
+    layouts = {f: read_layout(f) for f in found}
+    table_of = {layouts[f].table.lower(): f for f in found}
+
+    def needs(f: Path) -> set[Path]:
+        from planner.pruning.join_pruning import join_columns_of
+
+        layout = layouts[f]
+        tables = {h.table.lower() for c in join_columns_of(layout) for h in c.path.hops}
+        tables |= {h.table.lower() for _, c in layout.joined for h in c.path.hops}
+        return {table_of[t] for t in tables if t in table_of and table_of[t] != f}
+
+    order: list[Path] = []
+    visiting: set[Path] = set()
+
+    def visit(f: Path) -> None:
+        if f in order or f in visiting:
+            return  # a cycle of joins: applied in name order, the later table's ranges are fresh
+        visiting.add(f)
+        for g in sorted(needs(f)):
+            visit(g)
+        visiting.discard(f)
+        order.append(f)
+
+    for f in found:
+        visit(f)
+    return order
+
+
 def hiveserver2_address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -75,21 +113,32 @@ def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | 
 @metastore_options
 def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, replace_partitioning, fmt, metastore,
               state_dir):
-    """Create <t>__planner_new from ADVICE_DIR, fill and verify it, and swap it in for <t>."""
+    """Create <t>__planner_new from ADVICE_DIR, fill and verify it, and swap it in for <t>.
+
+    ADVICE_DIR may also be the folder ``advise`` wrote for several tables: each is applied in turn,
+    the tables others join to first."""
     from hive_integration.apply.apply_layout import apply_layout
 
-    advice = Path(advice_dir)
-    layout = read_layout(advice)
-    expected = ddl_columns(advice, layout)
+    folders = advice_folders(Path(advice_dir))
+    plans = [(f, read_layout(f)) for f in folders]
+    expected = {f: ddl_columns(f, layout) for f, layout in plans}
     console = Console(fmt)
+    if len(plans) > 1:
+        console.say("applying " + ", then ".join(layout.table for _, layout in plans))
     runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
+    reports = []
     try:
-        with console.spark_work(spark, f"applying {layout.describe()} to {layout.table}"):
-            report = apply_layout(runner, layout, drop_old=drop_old, progress=console.say, break_lease=break_lease,
-                                  expected_columns=expected,
-                                  file_format=file_format.upper() if file_format else None,
-                                  replace_partitioning=replace_partitioning)
+        for folder, layout in plans:
+            with console.spark_work(spark, f"applying {layout.describe()} to {layout.table}"):
+                reports.append(apply_layout(runner, layout, drop_old=drop_old, progress=console.say,
+                                            break_lease=break_lease, expected_columns=expected[folder],
+                                            file_format=file_format.upper() if file_format else None,
+                                            replace_partitioning=replace_partitioning))
     finally:
         if hiveserver2:
             runner.close()
-    click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else report.text())
+    if fmt == "json":
+        docs = [r.to_json() for r in reports]
+        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
+    else:
+        click.echo("\n".join(r.text() for r in reports))

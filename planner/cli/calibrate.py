@@ -20,9 +20,12 @@ from planner.costmodel.timing import TimeParams
 CALIBRATION_FILE = "calibration.json"
 
 
-def load_time_params(state) -> TimeParams:
-    """The stored calibration of ``state`` (a state directory), else the shipped defaults."""
-    path = state / CALIBRATION_FILE
+def load_time_params(state, path: str | None = None) -> TimeParams:
+    """The calibration in ``path``, else the one stored in ``state`` (a state directory), else the
+    shipped defaults."""
+    from pathlib import Path
+
+    path = Path(path) if path else state / CALIBRATION_FILE
     if not path.exists():
         return TimeParams()
     try:

@@ -69,6 +69,14 @@ def metastore_options(fn):
     return fn
 
 
+def calibration_option(fn):
+    """``--calibration FILE``: the time model's coefficients (``planner calibrate`` writes them to the
+    state directory, where they are used by default; a team can share one file for its cluster)."""
+    return click.option("--calibration", type=click.Path(exists=True, dir_okay=False, readable=True), default=None,
+                        help="Time model coefficients to price layouts with (default: what `planner calibrate` "
+                             "stored in the state directory, else the defaults for a 2-core local Spark).")(fn)
+
+
 def input_file(name: str, **kw):
     """A positional argument naming a file that must exist (checked before anything starts)."""
     return click.argument(name, type=click.Path(exists=True, dir_okay=False, readable=True), **kw)

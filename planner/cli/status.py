@@ -24,6 +24,7 @@ from planner.cli.console import Console
 from planner.cli.engine import start_spark, verbose, workload_text
 from planner.cli.options import (
     break_lease_option,
+    calibration_option,
     eventlog_options,
     format_option,
     metastore_options,
@@ -47,7 +48,7 @@ def window_options(fn):
     fn = click.option("--write-cost", type=click.FloatRange(min=0, min_open=True), default=4.0, show_default=True,
                       help="c: how many rows read one rewritten row costs (Amoeba measured 4). A partition is "
                            "re-cut when the window gains more than c x its rows.")(fn)
-    return eventlog_options(fn)
+    return calibration_option(eventlog_options(fn))
 
 
 @dataclass
@@ -63,7 +64,7 @@ class Window:
 
 def read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                 metastore, state_dir, console: Console, fix_order: bool = False, params=None,
-                validate: bool = True) -> Window:
+                validate: bool = True, calibration: str | None = None) -> Window:
     from planner.advice.ranking import advise
     from planner.advice.relayout_plan import plan_relayout
     from planner.analysis.table_analysis import analyze_table
@@ -75,6 +76,11 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
     if "." not in table:
         table = "default." + table
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    from dataclasses import replace
+
+    from planner.cli.calibrate import load_time_params
+
+    params = replace(params or CostParams(), time=load_time_params(state, calibration))
     from hive_integration.metastore.layouts import SparkCatalogLayouts, session_settings
     from hive_integration.spark.statistics_pass import gather_stats, table_schema
 
@@ -92,7 +98,7 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
     analysis = analyze_table(wl, table, columns, settings=session_settings(spark))
     with console.spark_work(spark, f"statistics of {table}"):
         stats = gather_stats(spark, table, sample_rows=sample_rows, cache_dir=state / "stats", progress=console.say)
-    advice = advise(wl, analysis, stats, params or CostParams(), log=None)
+    advice = advise(wl, analysis, stats, params, log=None)
     model = CostModel(analysis, stats, advice.params)
     # the best new layout: the table-as-it-is contender is what a partial re-layout starts from,
     # and each re-cut must pay c x its rows on this window on its own
@@ -184,7 +190,7 @@ def _measure(spark, window: Window, console: Console) -> list[tuple]:
 @click.option("--no-clustering", is_flag=True, help="Skip reading the Parquet footers for clustering depth.")
 @metastore_options
 @workload_options
-def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, min_partition_mb,
+def status_cmd(table, workload, eventlog, window, calibration, sample_rows, max_partitions, min_partition_mb,
                validate, write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
     """Cost of TABLE's layout for WORKLOAD (a file, or --from-eventlog DIR) against the best layout;
     rows a switch rewrites and its break-even; hot, cold and mis-cut partitions; clustering depth."""
@@ -193,7 +199,7 @@ def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, m
     console = Console(fmt)
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                     metastore, state_dir, console, params=_params(max_partitions, min_partition_mb),
-                    validate=validate)
+                    validate=validate, calibration=calibration)
     depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
     measured = _measure(w.spark, w, console) if measure else ()
     st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured)
@@ -213,8 +219,9 @@ def status_cmd(table, workload, eventlog, window, sample_rows, max_partitions, m
 @metastore_options
 @click.option("--dialect", type=click.Choice(["hive", "spark"]), default="hive", show_default=True)
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
-def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions, min_partition_mb,
-                 validate, write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect, on_error):
+def relayout_cmd(table, workload, eventlog, window, calibration, sample_rows, max_partitions, min_partition_mb,
+                 validate, write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect,
+                 on_error):
     """Re-cut only TABLE's partitions whose gain for WORKLOAD exceeds --write-cost x their rows:
     write the new pieces, verify them, swap them in atomically, keep the old partitions."""
     console = Console(fmt)
@@ -223,7 +230,7 @@ def relayout_cmd(table, workload, eventlog, window, sample_rows, max_partitions,
                                "the table's columns); give WORKLOAD")
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
                     metastore, state_dir, console, fix_order=fix_order,
-                    params=_params(max_partitions, min_partition_mb), validate=validate)
+                    params=_params(max_partitions, min_partition_mb), validate=validate, calibration=calibration)
     plan = w.plan
     if print_sql:
         from hive_integration.apply.apply_layout import SparkRunner, describe_source
