@@ -36,7 +36,7 @@ from planner.costmodel.statistics import (
     RowGroupStats,
     TableStats,
 )
-from planner.emit.apply_sql import bloom_filter_settings
+from planner.emit.ddl import bloom_filter_properties, create_table_sql
 from planner.model.layout import Ordering
 from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
@@ -132,9 +132,21 @@ def test_the_search_gives_the_lookups_a_filter_and_records_it():
     assert any(not s.endswith(" + bloom filters") and s != "current table" for s in strategies)
 
 
-def test_apply_asks_the_writer_for_the_filters():
+def test_the_laid_out_table_asks_every_writer_for_the_filters():
+    """As table properties, which Spark's and Hive's writers honour on every write of the table."""
     layout = with_bloom_filters(baselines.full_scan("t"), {"U": 15_000})
-    text = [s.sql(dialect="hive") for s in bloom_filter_settings(layout)]
-    assert text == ["SET parquet.bloom.filter.enabled#u = true", "SET parquet.bloom.filter.expected.ndv#u = 15000",
-                    "SET parquet.bloom.filter.fpp#u = 0.01"]
-    assert bloom_filter_settings(baselines.full_scan("t")) == []
+    assert bloom_filter_properties(layout) == {"parquet.bloom.filter.enabled#u": "true",
+                                               "parquet.bloom.filter.expected.ndv#u": "15000",
+                                               "parquet.bloom.filter.fpp#u": "0.01"}
+    assert bloom_filter_properties(layout, "ORC") == {"orc.bloom.filter.columns": "u", "orc.bloom.filter.fpp": "0.01"}
+    assert bloom_filter_properties(baselines.full_scan("t")) == {}
+    ddl = create_table_sql(layout, COLUMNS, "t__planner_new")
+    assert "'parquet.bloom.filter.enabled#u'='true'" in ddl
+
+
+def test_no_filter_on_a_double_column():
+    """parquet-java hashes a double's bits: a filter would drop -0.0 for ``x = 0.0``."""
+    doubles = {"k": Kind.INTEGER, "x": Kind.FLOAT}
+    scans = parse_workload("SELECT * FROM t WHERE x = 0.0;\nSELECT * FROM t WHERE k = 3;")
+    analysis = analyze_table(scans, "t", {"k": "bigint", "x": "double"})
+    assert lookup_columns(analysis.scans, doubles) == ["k"]

@@ -17,8 +17,11 @@ filters sit after the row groups, so a scan that does not look a value up never 
 that does reads one filter per row group its statistics and dictionaries keep.
 
 A layout asks for filters through its write hints (``bloom_filters``: column -> expected distinct
-values per row group and the false-positive rate), which ``apply`` turns into
-``parquet.bloom.filter.enabled#<column>`` and ``parquet.bloom.filter.expected.ndv#<column>``.
+values per row group and the false-positive rate), which the laid-out table carries as table
+properties (``planner.emit.ddl.bloom_filter_properties``: ``parquet.bloom.filter.enabled#<column>``,
+``.expected.ndv#<column>``, ``.fpp#<column>``; ``orc.bloom.filter.columns`` for ORC), honoured by
+every write of the table on Spark's writer and Hive's. Without the expected count parquet-java
+writes 1 MiB per column chunk.
 """
 from __future__ import annotations
 
@@ -35,9 +38,11 @@ LOWER_BYTES, UPPER_BYTES = 32, 1 << 20  # parquet-java's bounds; UPPER is parque
 BITS_PER_BLOCK = 256
 HINT = "bloom_filters"
 # Kinds Spark pushes an equality of to Parquet as a value the filter hashes: integers, decimals
-# (as INT32/INT64/binary), doubles, strings, dates. Timestamps are written as INT96 by default,
-# which Spark does not push; booleans have two values and a dictionary.
-KINDS = (Kind.INTEGER, Kind.DECIMAL, Kind.FLOAT, Kind.STRING, Kind.DATE)
+# (as INT32/INT64/binary), strings, dates. Never FLOAT or DOUBLE: parquet-java hashes a double's
+# bits, so ``x = 0.0`` drops the row group that holds only -0.0, which Spark's SQL counts as equal
+# (apache/parquet-format#407): a lost row. Timestamps are written as INT96 by default, which Spark
+# does not push; booleans have two values and a dictionary.
+KINDS = (Kind.INTEGER, Kind.DECIMAL, Kind.STRING, Kind.DATE)
 
 
 def filter_bytes(ndv: float, fpp: float = FPP, max_bytes: int = UPPER_BYTES) -> int:

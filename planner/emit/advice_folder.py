@@ -267,7 +267,7 @@ def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str
     queries = len(advice.workload.queries) if advice is not None else None
     lines = [f"# Layout advice for `{layout.table}`", "", "## What", "", f"- {layout.describe()}",
              f"- partition column: `{layout.partition_column}` (partition {CATCH_ALL} is the catch-all; queries "
-             "always read it)", "",
+             "always read it)", *_bloom_lines(layout), "",
              "| partition | rows it holds | estimated size | queries that read it |", "|---|---|---|---|"]
     for n in notes:
         size = f"~{_rows(n.rows)} rows" + (f", ~{_size(n.bytes)}" if n.bytes is not None else "") + \
@@ -299,6 +299,25 @@ def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str
               f"5. To roll back: `DROP TABLE {layout.table}`, then `ALTER TABLE {backup} RENAME TO {layout.table}`.",
               ""]
     return "\n".join(lines)
+
+
+def _bloom_lines(layout: Layout) -> list[str]:
+    """The layout's bloom filters: on which columns, their size, and what they serve."""
+    from planner.costmodel.bloom import filter_bytes, hinted
+
+    filters = hinted(layout)
+    if not filters:
+        return []
+    meta = dict(layout.meta)
+    groups = max(1.0, float(meta.get("table_rows") or 0) / max(int(meta.get("row_group_rows") or 1), 1))
+    out = []
+    for column, spec in sorted(filters.items()):
+        size = filter_bytes(float(spec["ndv"]), float(spec["fpp"]))
+        out.append(f"- bloom filter on `{column}`: {size // 1024} KiB per row group (sized for {int(spec['ndv']):,} "
+                   f"values at {float(spec['fpp']):.0%} false positives), ~{_size(size * groups)} in all; lookups "
+                   f"(`=`, `IN`, `<=>`) on it skip the row groups without the value (the table properties "
+                   f"`parquet.bloom.filter.*#{column.lower()}` in `ddl.sql` ask every writer for them)")
+    return out
 
 
 def _ranking(advice) -> list[str]:

@@ -54,7 +54,6 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
-from planner.costmodel.bloom import hinted
 from planner.emit.conditions import attribute_expr, column_ref
 from planner.emit.curve_sql import check_curve, curve_table, hilbert_value, zorder_value
 from planner.emit.ddl import table_expr
@@ -105,25 +104,10 @@ def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[ex
     page = dict(layout.meta).get("page_rows")
     if page:
         out.append(_var_set("parquet.page.row.count.limit", str(int(page))))
-    out += bloom_filter_settings(layout)
     if dialect == "spark":
         out += [_var_set(k, v) for k, v in SPARK_SETTINGS]
     if _packed_tree(layout, dialect):
         out += [_var_set(k, v if v is not None else str(n + 1)) for k, v in TREE_SETTINGS]
-    return out
-
-
-def bloom_filter_settings(layout: Layout) -> list[exp.Set]:
-    """parquet-java's per-column bloom filter settings for the layout's filters
-    (``planner.costmodel.bloom``). Spark copies session settings into every write's Hadoop
-    configuration, on its own Parquet writer and on Hive's; the column is named as it is stored
-    (lower case in a Hive table)."""
-    out = []
-    for column, spec in sorted(hinted(layout).items()):
-        name = column.lower()
-        out += [_var_set(f"parquet.bloom.filter.enabled#{name}", "true"),
-                _var_set(f"parquet.bloom.filter.expected.ndv#{name}", str(int(spec["ndv"]))),
-                _var_set(f"parquet.bloom.filter.fpp#{name}", repr(float(spec["fpp"])))]
     return out
 
 

@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 
 from sqlglot import exp
 
+from planner.costmodel.bloom import hinted
 from planner.errors import LayoutError
 from planner.model.layout import LAYOUT_VERSION, PARTITION_COLUMN_TYPE, Layout
 
@@ -171,6 +172,28 @@ def replaced_text(layout: Layout, replaced: Sequence[str]) -> str:
             "stop working on it (load new rows with `planner append`)")
 
 
+def bloom_filter_properties(layout: Layout, file_format: str = "PARQUET") -> dict[str, str]:
+    """The table properties that ask the writer for the layout's bloom filters
+    (``planner.costmodel.bloom``). As table properties they reach every write of the table, on
+    Spark's own writer and on Hive's, later appends and re-layouts included (a session ``SET`` of
+    a key holding ``#`` needs backquotes on Spark and is lost with the session). A column is named
+    as the file stores it: lower case in a Hive table."""
+    filters = hinted(layout)
+    if not filters:
+        return {}
+    if file_format.upper() == "ORC":
+        fpp = min(float(spec.get("fpp", 0.01)) for spec in filters.values())
+        return {"orc.bloom.filter.columns": ",".join(c.lower() for c in sorted(filters)),
+                "orc.bloom.filter.fpp": repr(fpp)}
+    out = {}
+    for column, spec in sorted(filters.items()):
+        name = column.lower()
+        out[f"parquet.bloom.filter.enabled#{name}"] = "true"
+        out[f"parquet.bloom.filter.expected.ndv#{name}"] = str(int(spec["ndv"]))
+        out[f"parquet.bloom.filter.fpp#{name}"] = repr(float(spec["fpp"]))
+    return out
+
+
 def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
                  file_format: str = "PARQUET", dialect: str = "hive",
                  metadata: TableMetadata | None = None, external_location: str | None = None) -> exp.Create:
@@ -208,7 +231,8 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
     if external_location:
         props.append(exp.LocationProperty(this=exp.Literal.string(external_location)))
     props += [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
-              for k, v in {**dict(metadata.properties), **layout_properties(layout)}.items()]
+              for k, v in {**dict(metadata.properties), **bloom_filter_properties(layout, fmt),
+                           **layout_properties(layout)}.items()]
     return exp.Create(this=exp.Schema(this=table_expr(new_table, dialect), expressions=col_defs), kind="TABLE",
                       properties=exp.Properties(expressions=props))
 
