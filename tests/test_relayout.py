@@ -175,3 +175,14 @@ def test_runs_are_told_apart_by_the_write_that_made_them():
     # a later write landing inside the first one's range breaks the order; one after it does not
     assert runs_out_of_order([[(1, 5), (5, 9)], [(3, 7)]])
     assert not runs_out_of_order([[(1, 5), (5, 9)], [(10, 12)]])
+
+
+def test_file_size_entropy_counts_the_shortfall_from_full_files():
+    from planner.advice.layout_status import file_size_entropy
+
+    mb = 1 << 20
+    full = file_size_entropy([("p=1", 128 * mb), ("p=1", 128 * mb), ("p=2", 50 * mb)], 128 * mb)
+    assert full.table == 0.0 and full.small == 0  # a partition of 50 MB in one file is as good as it gets
+    split = file_size_entropy([("p=1", 128 * mb)] + [("p=2", 5 * mb)] * 10, 128 * mb)
+    assert split.worst[0][0] == "p=2" and split.worst[0][2] > 0.8 and split.small == 10
+    assert 0 < split.table < 1 and "p=2 (10 files" in split.text()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from planner.advice.relayout_plan import RelayoutPlan, model_for
 from planner.costmodel.cost import CostModel, LayoutCost
@@ -34,6 +35,7 @@ class Status:
     full_scan_rows: float
     relayout: RelayoutPlan = field(repr=False)
     clustering: tuple = ()  # planner.costmodel.clustering.ColumnDepth per column
+    entropy: "FileSizeEntropy | None" = None
     measured: tuple = ()  # (statement, rows, files, bytes, partitions) per measured count form
 
     @property
@@ -78,6 +80,7 @@ class Status:
             "partitions": {"total": len(self.relayout.gains), "hot": self.hot, "cold": self.cold,
                            "miscut": self.miscut},
             "clustering_depth": [c.to_json() for c in self.clustering],
+            "file_size_entropy": None if self.entropy is None else self.entropy.to_json(),
             "measured": [dict(zip(("statement", "rows", "files", "bytes", "partitions"), m)) for m in self.measured],
         }
 
@@ -110,11 +113,59 @@ class Status:
             for c in self.clustering:
                 lines.append(f"  {c.column:<24} {c.depth:6.2f}  of {c.row_groups_per_partition:.1f} row groups per "
                              f"partition; overlap {c.overlap:.0%}")
+        if self.entropy is not None:
+            lines.append(self.entropy.text())
         if self.measured:
             lines.append("measured (count forms on Spark): statement, rows, files, bytes, partitions read")
             for m in self.measured:
                 lines.append("  " + "  ".join(str(x) for x in m))
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FileSizeEntropy:
+    """How far a table's files are from the target size (AutoOptimize's file size entropy): per
+    partition the mean squared shortfall ``mean((target - min(size, target))^2)`` over its files,
+    told as its root relative to the target (0: every file full; near 1: all tiny). Small files
+    cost a query an open and a footer each (``planner.costmodel.timing``)."""
+
+    target: int
+    files: int
+    partitions: int
+    table: float  # the root mean squared shortfall over every file, relative to the target
+    worst: tuple[tuple[str, int, float], ...]  # (partition, files, relative shortfall), worst first
+    small: int  # files under a tenth of the target
+
+    def to_json(self) -> dict:
+        return {"target_bytes": self.target, "files": self.files, "partitions": self.partitions,
+                "relative_shortfall": round(self.table, 3), "small_files": self.small,
+                "worst_partitions": [{"partition": p, "files": n, "relative_shortfall": round(e, 3)}
+                                     for p, n, e in self.worst]}
+
+    def text(self) -> str:
+        worst = ", ".join(f"{p} ({n} files, {e:.2f})" for p, n, e in self.worst[:5] if e > 0)
+        return (f"file size entropy (shortfall from {self.target / 2**20:.0f} MiB files, 0 = full files): "
+                f"{self.table:.2f} over {self.files} files in {self.partitions} partitions; {self.small} files under "
+                f"a tenth of the target" + (f"; worst: {worst}" if worst else ""))
+
+
+def file_size_entropy(files: Sequence[tuple[str, int]], target: int, limit: int = 10) -> FileSizeEntropy:
+    """``files``: (partition, bytes) of every data file. A partition whose files together hold less
+    than the target cannot do better than one file: its shortfall is counted from its total."""
+    by_partition: dict[str, list[int]] = {}
+    for partition, size in files:
+        by_partition.setdefault(partition, []).append(int(size))
+    squares, count, worst = 0.0, 0, []
+    for partition, sizes in by_partition.items():
+        goal = min(target, sum(sizes)) or 1
+        mse = sum((goal - min(s, goal)) ** 2 for s in sizes) / len(sizes)
+        squares += mse * len(sizes)
+        count += len(sizes)
+        worst.append((partition, len(sizes), math.sqrt(mse) / goal))
+    worst.sort(key=lambda w: (-w[2], w[0]))
+    table = math.sqrt(squares / count) / target if count else 0.0
+    return FileSizeEntropy(target, count, len(by_partition), table, tuple(worst[:limit]),
+                           sum(1 for _, s in files if s < target / 10))
 
 
 def declined_text(plan: RelayoutPlan) -> str:
@@ -142,7 +193,8 @@ def _fmt(n: float) -> str:
 
 
 def status_of(model: CostModel, current: Layout, best: Layout, relayout: RelayoutPlan,
-              clustering: tuple = (), measured: tuple = ()) -> Status:
+              clustering: tuple = (), measured: tuple = (), entropy: FileSizeEntropy | None = None) -> Status:
     model = model_for(model, current, best)
     return Status(current.table, model.stats.rows, float(model.weights.sum()), model.evaluate(current),
-                  model.evaluate(best), model.full_scan_rows(), relayout, tuple(clustering), tuple(measured))
+                  model.evaluate(best), model.full_scan_rows(), relayout, tuple(clustering), tuple(measured),
+                  entropy)

@@ -156,6 +156,21 @@ def _clustering(spark, table, layout, columns):
     return clustering(wanted, table_footers(spark, table, spark.table(table).inputFiles()))
 
 
+def _entropy(w: Window):
+    """The file size entropy of the table's data files, each in the partition its path names."""
+    from hive_integration.spark.catalog import input_files
+    from planner.advice.layout_status import file_size_entropy
+
+    column = w.current.partition_column.lower()
+
+    def partition(path: str) -> str:
+        parts = [seg for seg in path.split("/") if seg.lower().startswith(column + "=")]
+        return parts[-1] if parts else "-"
+
+    files = [(partition(path), size) for path, size, _ in input_files(w.spark, w.table)]
+    return file_size_entropy(files, w.advice.params.target_file_bytes)
+
+
 def _measure(spark, window: Window, console: Console) -> list[tuple]:
     """Each scan's count form through the rewrite: (statement, rows, files, bytes, partitions)."""
     from sqlglot import exp
@@ -202,7 +217,7 @@ def status_cmd(table, workload, eventlog, window, calibration, sample_rows, max_
                     validate=validate, calibration=calibration)
     depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
     measured = _measure(w.spark, w, console) if measure else ()
-    st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured)
+    st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured, _entropy(w))
     click.echo(json.dumps(st.to_json(), indent=2, default=str) if fmt == "json" else st.text())
 
 
