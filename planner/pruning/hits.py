@@ -103,7 +103,3 @@ def _clause_may_hold(clause, regions: Sequence[Region], kinds) -> np.ndarray:
         if out.all():
             break
     return out
-
-
-def may_match(scan: ScanAnalysis, region: Region, kinds: Mapping[str, Kind]) -> bool:
-    return bool(hit_matrix([scan], [region], kinds)[0, 0])
