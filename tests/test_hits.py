@@ -1,0 +1,77 @@
+"""The pruning rule's own edges (``planner.pruning.hits``), on hand-built scans.
+
+The query fixtures (``tests/test_pruning_fixtures.py``) reach the rule through the analysis; these
+pin what the analysis never hands it today but the rule must still get right: an atom it does
+not understand inside a residual clause, empty inputs, several scans at once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from planner.analysis.table_analysis import ScanAnalysis
+from planner.cnf.ir import ColumnPair, Opaque, Pred
+from planner.cnf.normalize import ColumnGroups
+from planner.cnf.valueset import Interval, ValueSet
+from planner.pruning.hits import hit_matrix, overlap_matrix
+from planner.semantics.kinds import Kind
+
+I = Kind.INTEGER
+LOW = ValueSet.of(I, [Interval(None, 10, False, False)])  # x < 10
+HIGH = ValueSet.of(I, [Interval(10, None, True, False)], True)  # x >= 10 or NULL
+REGIONS = [{"x": LOW}, {"x": HIGH}, {}]
+KINDS = {"x": I, "y": I, "a < b": Kind.BOOLEAN}
+
+
+def pred(column, vs):
+    return Pred(column, vs, vs.complement())
+
+
+def scan(columns=(), residual=(), unsatisfiable=False):
+    return ScanAnalysis(0, "t", ColumnGroups(tuple(columns), tuple(frozenset(c) for c in residual), (),
+                                             False, unsatisfiable), ())
+
+
+def test_a_column_set_skips_the_regions_it_misses():
+    assert hit_matrix([scan([("x", ValueSet.points(I, [3]))])], REGIONS, KINDS).tolist() == [[True, False, True]]
+    assert hit_matrix([scan([("x", ValueSet.only_null(I))])], REGIONS, KINDS).tolist() == [[False, True, True]]
+
+
+TRUE, FALSE = ValueSet.points(Kind.BOOLEAN, [True]), ValueSet.points(Kind.BOOLEAN, [False])
+PAIR_REGIONS = [{"a < b": TRUE, "x": LOW}, {"a < b": FALSE, "x": LOW}, {"x": LOW}, {"x": HIGH}]
+X12 = pred("x", ValueSet.points(I, [12]))
+
+
+def test_a_column_pair_is_false_only_where_the_region_says_so():
+    # region 2 does not split on a < b: the pair may be TRUE there (issue 33's lost row, when not)
+    pair = ColumnPair("a", "<", "b")
+    assert hit_matrix([scan(residual=[[pair, X12]])], PAIR_REGIONS, KINDS).tolist() == [[True, False, True, True]]
+    pair_false = ColumnPair("a", ">=", "b")
+    assert hit_matrix([scan(residual=[[pair_false, X12]])], PAIR_REGIONS, KINDS).tolist() == [[False, True, True, True]]
+
+
+def test_an_atom_the_rule_does_not_understand_might_be_true_anywhere():
+    opaque = Opaque("f(y) > 1", "a function the planner does not model", frozenset({"y"}))
+    assert hit_matrix([scan(residual=[[opaque, X12]])], PAIR_REGIONS, KINDS).tolist() == [[True, True, True, True]]
+    # and the clause's other atoms still prune where the opaque one is not there
+    assert hit_matrix([scan(residual=[[ColumnPair("a", "<", "b"), X12], [opaque, X12]])], PAIR_REGIONS,
+                      KINDS).tolist() == [[True, False, True, True]]
+
+
+def test_several_scans_and_a_never_true_one():
+    got = hit_matrix([scan([("x", LOW)]), scan(unsatisfiable=True), scan()], REGIONS, KINDS)
+    assert got.dtype == bool and got.tolist() == [[True, False, True], [False, False, False], [True, True, True]]
+
+
+def test_overlap_matrix_shapes_and_empty_sides():
+    sets = [LOW, HIGH, ValueSet.points(I, [10]), ValueSet.only_null(I)]
+    got = overlap_matrix(I, sets, sets[::-1])
+    assert got.dtype == bool and got.shape == (4, 4)
+    assert got.tolist() == [[a.overlaps(b) for b in sets[::-1]] for a in sets]
+    for left, right in [([], [LOW]), ([LOW], []), ([], [])]:
+        out = overlap_matrix(I, left, right)
+        assert out.dtype == bool and out.shape == (len(left), len(right))
+    # duplicates are looked up, not recomputed, and come back in the caller's order
+    dup = overlap_matrix(I, [LOW, HIGH, LOW], [HIGH, LOW, HIGH])
+    assert dup.tolist() == [[False, True, False], [True, False, True], [False, True, False]]
+    assert np.array_equal(overlap_matrix(I, [ValueSet.of(I, [Interval(0, 2, True, True), Interval(5, 7, True, True)])],
+                                         [ValueSet.points(I, [3, 4]), ValueSet.points(I, [4, 6])]), [[False, True]])
