@@ -1,12 +1,11 @@
 """Emitted SQL: golden snapshots, re-parsing, hostile names and literals, and the CASE semantics.
 
-Golden files live in ``tests/golden/emit/``. Regenerate with
-``UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_emit.py`` and read the diff.
+Golden files live in ``tests/golden/emit/``. Regenerate with ``./dev golden``
+(``python tests/update_golden.py``) and read the diff.
 """
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
 import string
 from dataclasses import replace
@@ -198,10 +197,7 @@ def emitted(dialect: str) -> dict[str, str]:
 def test_golden_sql(dialect):
     for name, text in emitted(dialect).items():
         path = GOLDEN / name
-        if os.environ.get("UPDATE_GOLDEN"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        assert path.read_text(encoding="utf-8") == text, f"{name} changed; rerun with UPDATE_GOLDEN=1 and review"
+        assert path.read_text(encoding="utf-8") == text, f"{name} changed; run ./dev golden and review the diff"
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
