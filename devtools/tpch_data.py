@@ -33,7 +33,8 @@ def tpchgen_executable() -> str:
         return str(local)
     found = shutil.which("tpchgen-cli")
     if not found:
-        raise PlannerError("tpchgen-cli not found; install it with `pip install tpchgen-cli`")
+        raise PlannerError("tpchgen-cli not found: it comes with the demo, test and bench extras "
+                           "(./dev installs them; by hand: pip install -c constraints.txt -e '.[demo]')")
     return found
 
 

@@ -135,12 +135,35 @@ def test_old_option_spellings_still_work(advice_dir, tmp_path):
 
 # ---- paths, exit codes, one-line errors --------------------------------------------------------------
 def test_dev_resolves_paths_where_the_caller_stands(tmp_path):
+    # DEV_PYTHON: ./dev uses this interpreter as it is, so the test installs nothing anywhere.
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "w.sql").write_text("select * from t where a = 1;\n")
+    env = dict(os.environ, DEV_PYTHON=sys.executable, PYTHONPATH=str(ROOT))
     proc = subprocess.run([str(ROOT / "dev"), "planner", "analyze", "w.sql", "--format", "json"],
-                          cwd=tmp_path / "work", capture_output=True, text=True, timeout=600)
+                          cwd=tmp_path / "work", capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout)["workload"] == "w.sql"
+
+
+def test_dev_reinstalls_when_the_locked_versions_change(tmp_path):
+    # The stamp ./dev compares before installing is a digest of setup.cfg AND constraints.txt:
+    # a new lock installs again. Checked on a copy of the script, so nothing is installed.
+    import hashlib
+    import shutil
+
+    for name in ("dev", "setup.cfg", "constraints.txt"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+
+    def stamp() -> str:
+        return subprocess.run([str(tmp_path / "dev"), "stamp"], capture_output=True, text=True, check=True,
+                              timeout=60).stdout.strip()
+
+    digest = hashlib.sha1((ROOT / "setup.cfg").read_bytes() + (ROOT / "constraints.txt").read_bytes()).hexdigest()
+    assert stamp() == f".installed-{digest[:12]}"
+    with open(tmp_path / "constraints.txt", "a") as f:
+        f.write("example==1.0\n")
+    assert stamp() != f".installed-{digest[:12]}"
+    assert not (tmp_path / ".venv").exists()
 
 
 @pytest.mark.parametrize("args,code,needle", [
