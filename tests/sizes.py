@@ -13,6 +13,9 @@ from __future__ import annotations
 import os
 
 LONG = os.environ.get("PLANNER_TESTS", "").lower() == "long"
+# ./dev mutate runs the selected tests once per mutant: a fifth of the examples (the same ones on
+# every run), so that a surviving mutant costs seconds; the fixtures carry most of the killing.
+MUTATION = os.environ.get("PLANNER_TESTS", "").lower() == "mutation"
 
 
 def size(full: int, ci: int) -> int:
@@ -21,5 +24,8 @@ def size(full: int, ci: int) -> int:
 
 
 def examples(ci: int) -> int:
-    """Hypothesis examples of a property: ``ci`` by default, ten times as many with PLANNER_TESTS=long."""
+    """Hypothesis examples of a property: ``ci`` by default, ten times as many with PLANNER_TESTS=long
+    (a fifth, at least 20, under ./dev mutate)."""
+    if MUTATION:
+        return max(ci // 5, 20)
     return ci * 10 if LONG else ci

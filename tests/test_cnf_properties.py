@@ -22,6 +22,7 @@ from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sizes import examples
 
 from planner.analysis.cps import _signatures, candidate_plan, elementary_pieces
 from planner.cnf.bind import bind
@@ -54,7 +55,7 @@ ROW_VALUES = {"i": [-1, *INTS, 6], "j": [-1, *INTS, 6], "s": [*STRS, "abc", "bb"
               "d": [D0 - dt.timedelta(days=1), *DATES, D0 + dt.timedelta(days=9)]}
 LIKE_PATTERNS = ["a%", "a", "ab%", "%b", "a_", "a%c", "_", "%", "b%a"]
 
-PROFILE = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROFILE = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ---- strategies ------------------------------------------------------------------------------

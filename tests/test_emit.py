@@ -16,6 +16,7 @@ import pytest
 import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sizes import examples
 from sqlglot import exp
 
 from planner.cnf.ir import ColumnPair
@@ -617,7 +618,7 @@ rows = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(rows)
 def test_each_row_has_one_partition_and_case_agrees(row):
     layout = small_layout()
@@ -658,7 +659,7 @@ def grid_layouts(draw):
                   ((PAIR, ColumnPair("l_commitdate", "<", "l_receiptdate")),))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(grid_layouts(), st.lists(rows, min_size=1, max_size=8))
 def test_random_layouts_cover_rows_exactly_once(layout, sample):
     for row in sample:

@@ -1,0 +1,253 @@
+"""Mutation testing of the modules that decide what a query may skip (``./dev mutate``).
+
+    ./dev mutate                    every module below, one after the other (about an hour on 2 cores)
+    ./dev mutate pruning rewrite    only these
+    ./dev mutate --report           rewrite the report from the last runs, running nothing
+
+Why mutation testing: the planner's promise is that it never skips a partition or row group that
+holds a matching row. A test suite keeps that promise only if it *fails* when the code breaks it;
+mutmut breaks the code on purpose, one small change at a time (``<`` for ``<=``, ``True`` for
+``False``, a dropped ``or``), and runs the pure tests each time. A mutant no test notices is a
+hole in the suite, and the report says which kind of hole it is:
+
+* **unsafe**: the mutant can skip a partition or row group that holds a matching row;
+* **less pruning**: the mutant only reads more (a slower query, never a wrong answer);
+* **equivalent**: the mutant computes the same thing (each one says why, in
+  ``tests/mutation/classified.txt``).
+
+mutmut (3.x) and not cosmic-ray: mutmut forks the test process for each mutant after importing
+the suite once, so a mutant costs the few tests that reach the mutated function (it records which
+tests call which function), not a fresh interpreter importing sqlglot, numpy and hypothesis.
+
+Each module is mutated in its own scratch copy of the work tree (``build/mutation/<module>/``),
+against only the pure test files that exercise it (``TARGETS``), with Hypothesis's deterministic
+``mutation`` profile (fewer examples than CI, the same ones every run). The report goes to
+``tests/mutation/report.md``. Mutation runs are CPU heavy: they run under ``nice -n 19``, one
+mutant at a time, and never start a JVM (the selected tests are ``-m "not spark"``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "mutation"
+REPORT = ROOT / "tests" / "mutation" / "report.md"
+CLASSIFIED = ROOT / "tests" / "mutation" / "classified.txt"
+CLASSES = ("unsafe", "less pruning", "equivalent")
+
+FIXTURE_TESTS = ("tests/test_pruning_fixtures.py",)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module (or package) to mutate and the pure test files that should catch its mutants."""
+
+    sources: tuple[str, ...]  # globs relative to the repo, as mutmut's only_mutate takes them
+    tests: tuple[str, ...]
+
+
+TARGETS: dict[str, Target] = {
+    "pruning": Target(("planner/pruning/*",),
+                      FIXTURE_TESTS + ("tests/test_hits.py", "tests/test_join_pruning.py", "tests/test_rewrite.py")),
+    "cnf": Target(("planner/cnf/*",),
+                  FIXTURE_TESTS + ("tests/test_cnf_properties.py", "tests/test_golden_cnf.py",
+                                   "tests/test_semantics_recorded.py", "tests/test_reader.py",
+                                   "tests/test_rewrite.py")),
+    "semantics": Target(("planner/semantics/*",),
+                        FIXTURE_TESTS + ("tests/test_semantics_units.py", "tests/test_semantics_recorded.py",
+                                         "tests/test_spark_semantics.py", "tests/test_cnf_properties.py",
+                                         "tests/test_golden_cnf.py")),
+    "conditions": Target(("planner/emit/conditions.py",),
+                         FIXTURE_TESTS + ("tests/test_emit.py", "tests/test_rewrite.py")),
+    "rewrite": Target(("planner/rewrite/*",),
+                      FIXTURE_TESTS + ("tests/test_rewrite.py", "tests/test_join_pruning.py")),
+}
+
+# What mutmut's exit codes mean (mutmut.stats.status_by_exit_code, the ones a run can leave).
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 36: "timeout",
+          24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout", -9: "segfault", -11: "segfault",
+          None: "not checked"}
+
+
+def _tracked_files() -> list[str]:
+    """Every file of the work tree git knows or would add (uncommitted tests included)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                         check=True, capture_output=True, text=True).stdout
+    return [p for p in out.split("\0") if p and (ROOT / p).is_file()]
+
+
+def _mutmut_section(target: Target) -> str:
+    lines = ["", "[mutmut]", "source_paths = planner", "only_mutate ="]
+    lines += [f"    {g}" for g in target.sources]
+    lines += ["also_copy =", "    devtools/", "    hive_integration/", "    benchmarks/", "    sql/"]
+    lines += ["pytest_add_cli_args =", "    -p", "    no:cacheprovider", "    -m", "    not spark", "    -x", "    -q"]
+    lines += ["pytest_add_cli_args_test_selection ="] + [f"    {t}" for t in target.tests if (ROOT / t).exists()]
+    # the trampolines cost a little; a test run 15x slower than the clean one is a hang
+    lines += ["timeout_multiplier = 15.0", "use_git_change_detection = false", ""]
+    return "\n".join(lines)
+
+
+def prepare(name: str, target: Target) -> Path:
+    """A fresh scratch copy of the work tree with mutmut's settings for ``target``."""
+    work = BUILD / name
+    if work.exists():
+        shutil.rmtree(work)
+    for rel in _tracked_files():
+        dest = work / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dest)
+    cfg = work / "setup.cfg"
+    cfg.write_text(cfg.read_text() + _mutmut_section(target))
+    return work
+
+
+def _env(work: Path) -> dict[str, str]:
+    env = dict(os.environ, PLANNER_TESTS="mutation", PYTHONHASHSEED="0")
+    env.pop("PYTHONPATH", None)  # mutmut puts its mutants/ first; the original tree must not be importable
+    return env
+
+
+def run(name: str) -> dict:
+    target = TARGETS[name]
+    work = prepare(name, target)
+    started = time.monotonic()
+    mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
+    log = work / "mutmut.log"
+    with open(log, "w") as out:
+        proc = subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", "1"], cwd=work,
+                              env=_env(work), stdout=out, stderr=subprocess.STDOUT)
+    if proc.returncode != 0:
+        print(f"{name}: mutmut exited {proc.returncode}; log {log}", file=sys.stderr)
+    result = collect(name, work)
+    result["seconds"] = round(time.monotonic() - started)
+    (BUILD / f"{name}.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+_DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+json.dump({name: get_diff_for_mutant(name, path=path) for path, name in json.load(sys.stdin)}, sys.stdout)
+"""
+
+
+def collect(name: str, work: Path) -> dict:
+    """Per mutant its status and, for every mutant not killed, the diff mutmut shows."""
+    mutants: dict[str, dict] = {}
+    paths: dict[str, str] = {}
+    for meta in sorted((work / "mutants").rglob("*.py.meta")):
+        data = json.loads(meta.read_text())
+        source = str(meta.relative_to(work / "mutants"))[:-len(".meta")]
+        for key, code in data.get("exit_code_by_key", {}).items():
+            mutants[key] = {"status": STATUS.get(code, "suspicious")}
+            paths[key] = source
+    wanted = [(paths[k], k) for k, m in mutants.items() if m["status"] != "killed"]
+    if wanted:
+        diffs = subprocess.run([sys.executable, "-c", _DIFFS], cwd=work, env=_env(work), input=json.dumps(wanted),
+                               capture_output=True, text=True, check=True).stdout
+        for key, diff in json.loads(diffs).items():
+            mutants[key]["diff"] = _diff_body(diff)
+    return {"module": name, "sources": list(TARGETS[name].sources), "tests": list(TARGETS[name].tests),
+            "mutants": mutants}
+
+
+def _diff_body(text: str) -> str:
+    """The changed lines of a mutant's diff (``-``/``+`` lines, the file headers left out)."""
+    keep = [ln for ln in text.splitlines()
+            if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    return "\n".join(keep)
+
+
+# ---- classification of the survivors -------------------------------------------------------------
+def load_classified() -> dict[str, tuple[str, str]]:
+    """``tests/mutation/classified.txt``: per surviving mutant, its class and why.
+
+        planner.pruning.hits.x__clause_may_hold__mutmut_7 | equivalent | the loop breaks early either way
+    """
+    out: dict[str, tuple[str, str]] = {}
+    if not CLASSIFIED.exists():
+        return out
+    for line in CLASSIFIED.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        key, cls, why = (p.strip() for p in line.split("|", 2))
+        if cls not in CLASSES:
+            raise ValueError(f"{CLASSIFIED}: {key}: class must be one of {CLASSES}, not {cls!r}")
+        out[key] = (cls, why)
+    return out
+
+
+def report(results: list[dict]) -> str:
+    classified = load_classified()
+    lines = ["# Mutation testing of the pruning core", "",
+             "Written by `./dev mutate` (devtools/mutate.py); classification of survivors in",
+             "`tests/mutation/classified.txt`. *Score* = killed ÷ (mutants − equivalent); *unsafe* mutants",
+             "may skip a partition or row group that holds a matching row, *less pruning* ones only read more.",
+             "", "| module | mutants | killed | survived | unsafe | less pruning | equivalent | unclassified "
+             "| no tests | timeout | score | minutes |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    details: list[str] = []
+    for r in results:
+        ms = r["mutants"]
+        count = {s: sum(1 for m in ms.values() if m["status"] == s) for s in set(STATUS.values()) | {"suspicious"}}
+        survivors = {k: m for k, m in ms.items() if m["status"] in ("survived", "no tests", "suspicious")}
+        by_class = {c: [k for k in survivors if classified.get(k, ("",))[0] == c] for c in CLASSES}
+        unclassified = [k for k in survivors if k not in classified]
+        killed = count["killed"] + count["timeout"] + count["segfault"]
+        denominator = len(ms) - len(by_class["equivalent"])
+        score = 100.0 * killed / denominator if denominator else 100.0
+        lines.append(f"| {r['module']} (`{', '.join(r['sources'])}`) | {len(ms)} | {killed} | {len(survivors)} | "
+                     f"{len(by_class['unsafe'])} | {len(by_class['less pruning'])} | {len(by_class['equivalent'])} | "
+                     f"{len(unclassified)} | {count['no tests']} | {count['timeout']} | {score:.1f} % | "
+                     f"{r.get('seconds', 0) / 60:.0f} |")
+        if survivors:
+            details += ["", f"## {r['module']}: surviving mutants", "",
+                        "Tests: " + ", ".join(f"`{t}`" for t in r["tests"]), ""]
+            for k in sorted(survivors, key=_natural):
+                cls, why = classified.get(k, ("unclassified", ""))
+                details += [f"- `{k}` ({survivors[k]['status']}): **{cls}**" + (f": {why}" if why else ""),
+                            "  ```diff", *("  " + ln for ln in survivors[k].get("diff", "").splitlines()), "  ```"]
+    return "\n".join(lines + details) + "\n"
+
+
+def _natural(key: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", key)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="./dev mutate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", metavar="module", help=f"any of {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--report", action="store_true", help="only rewrite the report from the last runs")
+    parser.add_argument("--collect", action="store_true",
+                        help="read the results of runs already done in build/mutation/ (no new run)")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in TARGETS]
+    if unknown:
+        parser.error(f"unknown module {unknown[0]!r}: choose from {', '.join(TARGETS)}")
+    names = args.modules or list(TARGETS)
+    if args.collect:
+        for name in names:
+            if (BUILD / name / "mutants").exists():
+                (BUILD / f"{name}.json").write_text(json.dumps(collect(name, BUILD / name), indent=1))
+    elif not args.report:
+        for name in names:
+            print(f"mutating {name} ({', '.join(TARGETS[name].sources)}) ...", flush=True)
+            r = run(name)
+            print(f"  {len(r['mutants'])} mutants in {r['seconds']} s", flush=True)
+    results = [json.loads((BUILD / f"{n}.json").read_text()) for n in TARGETS if (BUILD / f"{n}.json").exists()]
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(report(results))
+    print(f"report: {REPORT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
