@@ -67,7 +67,7 @@ TARGETS: dict[str, Target] = {
                                          "tests/test_spark_semantics.py", "tests/test_cnf_properties.py",
                                          "tests/test_golden_cnf.py")),
     "conditions": Target(("planner/emit/conditions.py",),
-                         FIXTURE_TESTS + ("tests/test_emit.py", "tests/test_rewrite.py")),
+                         FIXTURE_TESTS + ("tests/test_conditions.py", "tests/test_emit.py", "tests/test_rewrite.py")),
     "rewrite": Target(("planner/rewrite/*",),
                       FIXTURE_TESTS + ("tests/test_rewrite.py", "tests/test_join_pruning.py")),
 }
