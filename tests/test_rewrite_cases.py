@@ -1,0 +1,119 @@
+"""The rewrite's refusals and bookkeeping, case by case (``planner.rewrite.query_rewrite``).
+
+``tests/test_rewrite.py`` and the fixtures pin what is read; these pin when a scan is left as
+written and why, which layout a table name finds, and what ``explain`` reports.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from test_rewrite import COLS, SCHEMA, layout, read_sets
+
+from planner.errors import InputError
+from planner.rewrite.query_rewrite import explain_query, rewrite_query, tables_read
+
+LAYOUTS = {"db.t": layout()}
+
+
+def rw(sql, **kw):
+    return rewrite_query(sql, kw.pop("layouts", LAYOUTS), dialect=kw.pop("dialect", "spark"),
+                         schema=kw.pop("schema", SCHEMA), **kw)
+
+
+@pytest.mark.parametrize("sql,reason", [
+    ("SELECT id FROM db.t WHERE amt > 5", "every partition may hold matching rows"),
+    ("SELECT id FROM db.t TABLESAMPLE (10 PERCENT) WHERE d < DATE '1994-01-01'",
+     "the table reference has clauses a subquery cannot carry (sample, hints, time travel)"),
+    ("SELECT db.t.id FROM db.t WHERE d < DATE '1994-01-01'",
+     "a column is qualified with its database; the subquery alias could not stand in"),
+    ("SELECT planner_pid FROM db.t WHERE d < DATE '1994-01-01'",
+     "the query names the partition column planner_pid itself"),
+])
+def test_a_scan_left_as_written_says_why(sql, reason):
+    new, (note,) = rw(sql)
+    assert new == sql and not note.rewritten and note.reason == reason
+
+
+def test_without_columns_nothing_is_rewritten():
+    sql = "SELECT id FROM db.t WHERE d < DATE '1994-01-01'"
+    new, (note,) = rw(sql, schema=None)
+    assert new == sql and note.reason == "the table's columns are unknown (give a schema)"
+    assert note.partitions_read == (0, 1)
+
+
+def test_a_variable_in_the_text_turns_pruning_off_unless_asked():
+    sql = "SELECT * FROM db.t WHERE d < DATE '1994-01-01' AND s <> '${x}'"
+    new, (note,) = rw(sql)
+    assert note.partitions_read == tuple(range(6)) and read_sets(new) == []  # still hides planner_pid
+    new, (note,) = rw(sql, prune=True)
+    assert note.partitions_read == (0, 1) and read_sets(new) == [(0, 1)]
+    new, (note,) = rw("SELECT id FROM db.t WHERE d < DATE '1994-01-01'", prune=False)
+    assert note.partitions_read == tuple(range(6)) and not note.rewritten
+
+
+def test_layouts_are_found_by_full_or_unambiguous_short_name():
+    sql = "SELECT id FROM t WHERE d < DATE '1994-01-01'"
+    _, (note,) = rw(sql, schema={"t": COLS})
+    assert note.table == "t" and note.partitions_read == (0, 1)
+    two = {"db.t": layout(), "other.t": layout()}
+    _, notes = rw(sql, layouts=two, schema={"t": COLS})
+    assert notes == []  # "t" could be either: no layout is used
+    _, notes = rw("SELECT id FROM x.t WHERE d < DATE '1994-01-01'", schema={"x.t": COLS})
+    assert notes == []  # another database's t
+    _, (note,) = rw("SELECT id FROM DB.T WHERE d < DATE '1994-01-01'", layouts={"DB.T": layout()})
+    assert note.partitions_read == (0, 1)
+
+
+def test_the_partition_column_is_part_of_the_schema():
+    # a query that groups by the partition column is read as the laid-out table has it
+    sql = "SELECT planner_pid, count(*) FROM db.t WHERE d IS NULL GROUP BY planner_pid"
+    new, (note,) = rw(sql)
+    assert new == sql and note.partitions_read == (0, 4, 5)
+
+
+def test_an_unreadable_query_is_one_clear_error():
+    with pytest.raises(InputError, match="^cannot parse the query: "):
+        rw("SELECT * FROM db.t WHERE (")
+    with pytest.raises(InputError, match="^cannot parse the query: "):
+        explain_query("SELECT 'open", LAYOUTS, dialect="spark")
+
+
+def test_explain_reports_partitions_every_row_of_which_matches():
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < DATE '1995-01-01'", LAYOUTS, dialect="spark", schema=SCHEMA)
+    assert e.partitions_read == (0, 1) and e.partitions_matching == (1,)
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < DATE '1994-01-01'", LAYOUTS, dialect="spark", schema=SCHEMA)
+    assert e.partitions_matching == ()  # partition 1 also holds 1994
+    (e,) = explain_query("SELECT * FROM db.t WHERE d >= DATE '1995-01-01' AND a < b", LAYOUTS, dialect="spark",
+                         schema=SCHEMA)
+    assert e.partitions_read == (0, 2) and e.partitions_matching == (2,)
+    (e,) = explain_query("SELECT * FROM db.t WHERE d IS NULL OR a < b", LAYOUTS, dialect="spark", schema=SCHEMA)
+    assert e.partitions_matching == ()  # a residual clause: no strict claim
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < DATE '1990-01-01' AND d > DATE '1999-01-01'", LAYOUTS,
+                         dialect="spark", schema=SCHEMA)
+    assert e.partitions_read == (0,) and e.partitions_matching == ()
+    assert e.predicates_used[-1] == "(the predicate is never TRUE)"
+
+
+def test_explain_takes_column_types_from_statistics_when_no_schema_is_given():
+    stats = {"db.t": SimpleNamespace(schema={"ID": "bigint", "D": "date", "S": "string"})}
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", LAYOUTS, stats, dialect="spark")
+    assert e.partitions_read == (0, 1) and e.predicates_used == ("d IN (-inf, DATE '1994-05-31']",)
+
+
+def test_tables_read_in_order_once_each():
+    sql = ("SELECT * FROM a.x JOIN y ON a.x.k = y.k WHERE y.k IN (SELECT k FROM a.x) "
+           "UNION ALL SELECT * FROM `we.ird`.z")
+    assert tables_read(sql, dialect="spark", current_db="cur") == [
+        ("a.x", "a", "x"), ("cur.y", "cur", "y"), ("we.ird.z", "we.ird", "z")]
+    assert tables_read("SELECT 1 FROM y", dialect="spark") == [("y", "default", "y")]
+
+
+def test_two_scans_are_both_rewritten_in_place():
+    sql = ("SELECT a.id FROM db.t a JOIN db.t b ON a.id = b.id "
+           "WHERE a.d < DATE '1994-01-01' AND b.d IS NULL -- end")
+    new, notes = rw(sql)
+    assert [n.partitions_read for n in notes] == [(0, 1), (0, 4, 5)]
+    assert new.endswith(" WHERE a.d < DATE '1994-01-01' AND b.d IS NULL -- end")
+    assert new.startswith("SELECT a.id FROM (SELECT ") and ") AS a JOIN (SELECT " in new and ") AS b ON" in new
+    assert sorted(read_sets(new)) == [(0, 1), (0, 4, 5)]
