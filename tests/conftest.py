@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from devtools.servers import SparkThriftServer, StandaloneMetastore
+from devtools.servers import SparkThriftServer, StandaloneMetastore, stop_servers_on_signals
 from devtools.tpch_data import generate_lineitem, load_table
 from hive_integration.spark.session import build_spark_session
 
@@ -31,9 +31,35 @@ TPCH_TEST_SCALE = 0.01  # 60,175 lineitem rows, ~2 MB, generated in < 1 s
 # (and tests/sizes.py scales the example counts and input sizes up).
 hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 hypothesis_settings.register_profile("long", derandomize=False, deadline=None, print_blob=True)
-hypothesis_settings.load_profile("long" if os.environ.get("PLANNER_TESTS", "").lower() == "long" else "ci")
+# The mutation run (devtools/mutate.py) runs the CI batch once per mutant, without the example
+# database (the scratch copies are thrown away).
+hypothesis_settings.register_profile("mutation", derandomize=True, deadline=None, database=None)
+_PROFILES = {"long": "long", "mutation": "mutation"}
+hypothesis_settings.load_profile(_PROFILES.get(os.environ.get("PLANNER_TESTS", "").lower(), "ci"))
 
 _db_counter = itertools.count(1)
+
+
+if os.environ.get("PLANNER_TESTS", "").lower() == "mutation":
+    @pytest.fixture(autouse=True)
+    def _cold_caches():
+        """mutmut forks each mutant's test run from a process that already ran the suite: results
+        the planner caches (functools caches) would answer for the unmutated code. Start cold."""
+        import sys
+
+        for name, module in list(sys.modules.items()):
+            if name.split(".")[0] in ("planner", "hive_integration"):
+                for value in list(vars(module).values()):
+                    if callable(getattr(value, "cache_clear", None)):
+                        value.cache_clear()
+        yield
+
+
+def pytest_configure(config):
+    # The metastore, Thrift Server and cluster JVMs run in their own process groups, so a SIGTERM
+    # to the test run (a CI time limit, `timeout -s TERM`) or a Ctrl-C does not reach them: stop
+    # them first, then let the signal do what it did (tests/test_signals.py sends both).
+    stop_servers_on_signals()
 
 
 @pytest.fixture(scope="session")
