@@ -132,6 +132,8 @@ def test_string_literals_never_hold_a_substitution(value, want):
     ([0], [1, 2, 3, 7, 8, 10], "`planner_pid` IN (0) OR NOT (`planner_pid` BETWEEN 1 AND 3 OR `planner_pid` "
                                "BETWEEN 7 AND 8 OR `planner_pid` BETWEEN 10 AND 10)"),
     ([0, 5], [5, 3, 4], "`planner_pid` IN (0, 5) OR NOT `planner_pid` BETWEEN 3 AND 5"),
+    ([0, 2], [1, 2, 5], "`planner_pid` IN (0, 2) OR NOT (`planner_pid` BETWEEN 1 AND 2 OR `planner_pid` "
+                        "BETWEEN 5 AND 5)"),
 ])
 def test_the_partition_filter_reads_what_it_needs_and_every_unknown_id(read, known, want):
     f = partition_filter("planner_pid", read, known)
