@@ -90,6 +90,20 @@ def test_a_region_is_the_conjunction_of_its_attributes():
     assert sql(region_predicate({"x": low}, table_alias="t")) == "`t`.`x` <= 4 OR `t`.`x` IS NULL"
 
 
+@pytest.mark.parametrize("op", ["<", "<=", "=", "<>", ">", ">="])
+def test_a_pair_attribute_of_a_row(op):
+    import operator
+
+    py = {"<": operator.lt, "<=": operator.le, "=": operator.eq, "<>": operator.ne, ">": operator.gt,
+          ">=": operator.ge}[op]
+    derived = {"p": ColumnPair("a", op, "b")}
+    for row in ROWS:
+        want = None if row["a"] is None or row["b"] is None else py(row["a"], row["b"])
+        assert attribute_value(row, "p", derived) is want
+        back = sqlglot.parse_one(sql(attribute_expr("p", derived)), read="spark")
+        assert evaluate(back, row) is want
+
+
 def test_an_unknown_pair_operator_is_refused():
     with pytest.raises(LayoutError, match="derived attribute 'a ~ b' has an unknown operator '~'"):
         attribute_expr("a ~ b", {"a ~ b": ColumnPair("a", "~", "b")})
@@ -100,6 +114,7 @@ def test_an_unknown_pair_operator_is_refused():
     (Decimal("1E+3"), "1000"), (Decimal("0.001"), "0.001"), (Decimal("-12.50"), "-12.50"),
     (0.1, "0.1"), (Decimal("1E+300"), "1E+300"), (Decimal("1E-300"), "1E-300"),
     (Decimal("1" * 38), "1" * 38), (Decimal("0." + "1" * 38), "0." + "1" * 38),
+    (Decimal("1" * 39), "1." + "1" * 38 + "E+38"),  # 39 digits: no DECIMAL holds it, a DOUBLE literal does
     (dt.date(1995, 1, 1), "CAST('1995-01-01' AS DATE)"),
     (dt.datetime(2019, 12, 31, 15, 0), "CAST('2019-12-31 15:00:00+00:00' AS TIMESTAMP)"),
     ("it's", "'it\\'s'"),
