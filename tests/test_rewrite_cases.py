@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 from test_rewrite import COLS, SCHEMA, layout, read_sets
 
+from planner.cnf.valueset import ValueSet
 from planner.errors import InputError
 from planner.rewrite.query_rewrite import explain_query, rewrite_query, tables_read
 
@@ -117,3 +118,56 @@ def test_two_scans_are_both_rewritten_in_place():
     assert new.endswith(" WHERE a.d < DATE '1994-01-01' AND b.d IS NULL -- end")
     assert new.startswith("SELECT a.id FROM (SELECT ") and ") AS a JOIN (SELECT " in new and ") AS b ON" in new
     assert sorted(read_sets(new)) == [(0, 1), (0, 4, 5)]
+
+
+def test_a_catalog_qualified_table_is_replaced_whole():
+    new, (note,) = rw("SELECT * FROM spark_catalog.db.t WHERE d < DATE '1994-01-01'")
+    assert note.rewritten and note.alias == "t"
+    assert new.startswith("SELECT * FROM (SELECT `id`, `d`, `amt`, `s`, `a`, `b` FROM spark_catalog.db.t WHERE ")
+    assert new.endswith(") AS t WHERE d < DATE '1994-01-01'")
+
+
+def test_short_names_with_dotted_databases_and_unqualified_keys():
+    sql = "SELECT id FROM t WHERE d < DATE '1994-01-01'"
+    _, (note,) = rw(sql, layouts={"we.ird.t": layout()}, schema={"t": COLS})
+    assert note.partitions_read == (0, 1)
+    _, (note,) = rw(sql, layouts={"u": layout(), "db.t": layout()}, schema={"t": COLS})
+    assert note.partitions_read == (0, 1)
+    # the current database decides between two tables called t
+    _, (note,) = rw(sql, layouts={"db.t": layout(), "other.t": layout()}, current_db="db")
+    assert note.table == "db.t" and note.partitions_read == (0, 1)
+
+
+def test_hive_is_the_default_dialect():
+    sql = "SELECT id FROM db.t WHERE d < DATE '1994-01-01'"
+    new, (note,) = rewrite_query(sql, LAYOUTS, schema=SCHEMA)
+    assert note.partitions_read == (0, 1) and "FROM db.t WHERE `planner_pid` IN (0, 1)" in new
+    (e,) = explain_query(sql, LAYOUTS, schema=SCHEMA)
+    assert e.partitions_read == (0, 1) and e.alias == "t"
+    assert tables_read("SELECT * FROM a.x JOIN y") == [("a.x", "a", "x"), ("y", "default", "y")]
+
+
+def test_a_refused_layout_names_every_predicate():
+    from planner.model.layout import Layout
+
+    lay = Layout("db.t", "test", layout().partitions, kinds=layout().kinds, types=(("d", "date"),))
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": lay}, dialect="spark",
+                         schema={"db.t": COLS | {"d": "timestamp"}})
+    assert e.predicates_not_used == (("(every predicate)", "column d is now timestamp, the layout was made for date"),)
+    # without a schema the layout's own types are used, and prune
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": lay}, dialect="spark")
+    assert e.partitions_read == (0, 1)
+
+
+def test_an_approximated_predicate_claims_no_partition_matches_strictly():
+    from planner.model.layout import Layout, Partition
+    from planner.semantics.kinds import Kind
+
+    axx = ValueSet.points(Kind.STRING, ["AXX"])
+    lay = Layout("db.g", "test", (Partition(1, (("s", axx),)), Partition(2, (("s", axx.complement()),))),
+                 kinds=(("s", Kind.STRING),))
+    schema = {"db.g": {"s": "string"}}
+    (e,) = explain_query("SELECT * FROM db.g WHERE s LIKE 'A%R'", {"db.g": lay}, dialect="spark", schema=schema)
+    assert e.partitions_read == (0, 1, 2) and e.partitions_matching == ()  # 'AXX' is in ['A', 'B'), not A%R
+    (e,) = explain_query("SELECT * FROM db.g WHERE s = 'AXX'", {"db.g": lay}, dialect="spark", schema=schema)
+    assert e.partitions_read == (0, 1) and e.partitions_matching == (1,)
