@@ -171,3 +171,21 @@ def test_an_approximated_predicate_claims_no_partition_matches_strictly():
     assert e.partitions_read == (0, 1, 2) and e.partitions_matching == ()  # 'AXX' is in ['A', 'B'), not A%R
     (e,) = explain_query("SELECT * FROM db.g WHERE s = 'AXX'", {"db.g": lay}, dialect="spark", schema=schema)
     assert e.partitions_read == (0, 1) and e.partitions_matching == (1,)
+
+
+def test_only_a_star_of_the_laid_out_table_shows_its_columns():
+    # o.* shows only db.o's columns: nothing to prune in t, so the query stays as written
+    sql = "SELECT o.* FROM db.t x JOIN db.o o ON x.id = o.oid WHERE x.amt > 5"
+    new, (note,) = rw(sql)
+    assert new == sql and not note.rewritten
+    # a * after a count(*) still shows every column of t: the scan hides planner_pid
+    sql = "SELECT count(*) OVER (), * FROM db.t WHERE amt > 5"
+    new, (note,) = rw(sql)
+    assert note.rewritten and new.startswith("SELECT count(*) OVER (), * FROM (SELECT `id`, ")
+
+
+def test_explain_resolves_unqualified_names_in_the_current_database():
+    two = {"db.t": layout(), "other.t": layout()}
+    (e,) = explain_query("SELECT * FROM t WHERE d < DATE '1994-01-01'", two, dialect="spark", current_db="db",
+                         schema=SCHEMA)
+    assert e.table == "db.t" and e.partitions_read == (0, 1)
