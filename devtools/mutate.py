@@ -60,7 +60,8 @@ TARGETS: dict[str, Target] = {
                       FIXTURE_TESTS + ("tests/test_hits.py", "tests/test_join_pruning.py", "tests/test_rewrite.py")),
     "cnf": Target(("planner/cnf/*",),
                   FIXTURE_TESTS + ("tests/test_cnf_properties.py", "tests/test_golden_cnf.py",
-                                   "tests/test_values.py", "tests/test_semantics_recorded.py", "tests/test_reader.py",
+                                   "tests/test_values.py", "tests/test_bind_units.py", "tests/test_semantics_recorded.py",
+                                   "tests/test_reader.py",
                                    "tests/test_rewrite.py")),
     "semantics": Target(("planner/semantics/*",),
                         FIXTURE_TESTS + ("tests/test_semantics_units.py", "tests/test_semantics_recorded.py",
@@ -116,8 +117,19 @@ def _env(work: Path) -> dict[str, str]:
     return env
 
 
+def _current_targets() -> dict[str, Target]:
+    """TARGETS as the file says now: tests added while a long run goes on count for the next module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_mutate_now", __file__)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return {k: Target(v.sources, v.tests) for k, v in module.TARGETS.items()}
+
+
 def run(name: str) -> dict:
-    target = TARGETS[name]
+    target = _current_targets()[name]
     work = prepare(name, target)
     started = time.monotonic()
     mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
@@ -156,8 +168,8 @@ def collect(name: str, work: Path) -> dict:
                                capture_output=True, text=True, check=True).stdout
         for key, diff in json.loads(diffs).items():
             mutants[key]["diff"] = _diff_body(diff)
-    return {"module": name, "sources": list(TARGETS[name].sources), "tests": list(TARGETS[name].tests),
-            "mutants": mutants}
+    target = _current_targets()[name]
+    return {"module": name, "sources": list(target.sources), "tests": list(target.tests), "mutants": mutants}
 
 
 def _diff_body(text: str) -> str:
@@ -189,9 +201,12 @@ def load_classified() -> dict[str, tuple[str, str]]:
 def report(results: list[dict]) -> str:
     classified = load_classified()
     lines = ["# Mutation testing of the pruning core", "",
-             "Written by `./dev mutate` (devtools/mutate.py); classification of survivors in",
-             "`tests/mutation/classified.txt`. *Score* = killed ÷ (mutants − equivalent); *unsafe* mutants",
-             "may skip a partition or row group that holds a matching row, *less pruning* ones only read more.",
+             "Written by `./dev mutate` (devtools/mutate.py, docs/testing.md); the classification of the",
+             "survivors is `tests/mutation/classified.txt`. *Score* = killed ÷ (mutants − equivalent), timeouts",
+             "counted as killed; *unsafe* mutants may skip a partition or row group that holds a matching row,",
+             "*less pruning* ones only read more, *unclassified* ones are still to be read. *No tests*: no",
+             "selected test reaches the mutated function. Each module ran against its own pure test files",
+             "(listed with its survivors), Hypothesis at a fifth of the CI examples.",
              "", "| module | mutants | killed | survived | unsafe | less pruning | equivalent | unclassified "
              "| no tests | timeout | score | minutes |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     details: list[str] = []
