@@ -1,0 +1,160 @@
+"""Record Spark's answers to the differential semantics batch, for the pure suite to check against.
+
+    flock /work/spark.lock python tests/record_spark_semantics.py
+
+``tests/test_spark_semantics.py`` proves the planner's model of Spark (constant folding, column
+comparisons) against a live Spark; that takes a JVM and minutes. This runs the same deterministic
+batch once, on the pinned pyspark, and writes what Spark answered to
+``tests/fixtures/spark_semantics.json``: for every constant expression the planner claims a value
+or an error for, Spark's value and type (or that Spark fails), and for every column predicate the
+planner gives verdicts for, Spark's TRUE/FALSE/NULL on each row of the test table.
+``tests/test_semantics_recorded.py`` then checks the planner against those answers in seconds, so
+a change to ``planner/semantics`` or ``planner/cnf`` that would disagree with Spark fails without
+Spark. Record again when the pinned pyspark changes (``tests/test_versions.py``) or the generator
+in ``tests/spark_expressions.py`` does.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+sys.path[:0] = [str(TESTS), str(TESTS.parent)]
+OUT = TESTS / "fixtures" / "spark_semantics.json"
+EXPRESSIONS = 1000  # the CI batch of test_spark_semantics.py
+PREDICATES = 600
+
+
+def encode(v):
+    """A collected value as JSON, its Python type kept (floats by repr: NaN, -0.0)."""
+    if v is None or isinstance(v, bool | int):
+        return v
+    if isinstance(v, float):
+        return {"f": repr(v)}
+    if isinstance(v, Decimal):
+        return {"dec": str(v)}
+    if isinstance(v, dt.datetime):
+        return {"ts": v.isoformat()}
+    if isinstance(v, dt.date):
+        return {"d": v.isoformat()}
+    if isinstance(v, str):
+        return {"s": v}
+    if isinstance(v, bytes):
+        return {"b": v.hex()}
+    raise TypeError(f"cannot record a {type(v).__name__}: {v!r}")
+
+
+def decode(v):
+    if not isinstance(v, dict):
+        return v
+    (tag, x), = v.items()
+    return {"m": lambda: x, "f": lambda: float(x), "dec": lambda: Decimal(x), "ts": lambda: dt.datetime.fromisoformat(x),
+            "d": lambda: dt.date.fromisoformat(x), "s": lambda: x, "b": lambda: bytes.fromhex(x)}[tag]()
+
+
+def record_constants(spark, texts, settings) -> list:
+    import sqlglot
+    from test_spark_semantics import fails, run_select
+
+    from planner.semantics.constants import from_sqlglot
+    from planner.semantics.evaluate import evaluate
+    from planner.semantics.settings import Raises, Typed
+
+    spark.conf.set("spark.sql.ansi.enabled", str(settings.ansi).lower())
+    spark.conf.set("spark.sql.session.timeZone", settings.time_zone)
+    claims, answers = [], {}
+    for text in texts:
+        c = from_sqlglot(sqlglot.parse_one("SELECT " + text, read="spark").expressions[0])
+        out = evaluate(c, settings) if c is not None else None
+        if isinstance(out, Typed):
+            claims.append(text)
+        elif isinstance(out, Raises):
+            answers[text] = "fails" if fails(spark, text) else "does not fail"
+    stack = [claims[i:i + 250] for i in range(0, len(claims), 250)]
+    while stack:
+        part = stack.pop()
+        try:
+            got = run_select(spark, part)
+        except Exception:  # noqa: BLE001 - halve until the failing expression shows
+            if len(part) == 1:
+                answers[part[0]] = "fails"
+            else:
+                stack += [part[:len(part) // 2], part[len(part) // 2:]]
+            continue
+        for text, (value, typename) in zip(part, got):
+            answers[text] = {"value": encode(value), "type": typename}
+    return [[t, answers[t]] for t in texts if t in answers]
+
+
+def record_predicates(spark, texts, settings, db) -> dict:
+    from spark_expressions import COLUMN_TYPES
+    from test_spark_semantics import _domain, bound
+
+    spark.conf.set("spark.sql.ansi.enabled", str(settings.ansi).lower())
+    spark.conf.set("spark.sql.session.timeZone", settings.time_zone)
+    table = spark.table(f"{db}.t").orderBy("k").toArrow().to_pylist()
+    rows = [{c: _domain(r[c], COLUMN_TYPES[c]) for c in COLUMN_TYPES} for r in table]
+    claims = [t for t in texts if not bound(t, settings)[1]]
+    verdicts = {}
+    stack = [claims[i:i + 250] for i in range(0, len(claims), 250)]
+    while stack:
+        part = stack.pop()
+        select = ", ".join(f"({t}) AS p{i}" for i, t in enumerate(part))
+        try:
+            got = spark.sql(f"SELECT k, {select} FROM {db}.t ORDER BY k").toArrow().to_pylist()
+        except Exception:  # noqa: BLE001
+            if len(part) == 1:
+                verdicts[part[0]] = "fails"
+            else:
+                stack += [part[:len(part) // 2], part[len(part) // 2:]]
+            continue
+        for i, text in enumerate(part):
+            verdicts[text] = "".join({True: "T", False: "F", None: "N"}[r[f"p{i}"]] for r in got)
+    # NaN and the infinities are the markers "top" and "bottom" (test_spark_semantics._domain)
+    return {"rows": [{c: {"m": v} if COLUMN_TYPES[c] in ("FLOAT", "DOUBLE") and v in ("top", "bottom") else encode(v)
+                      for c, v in r.items()} for r in rows],
+            "verdicts": [[t, verdicts[t]] for t in texts if t in verdicts]}
+
+
+def main() -> int:
+    import pyspark
+    from spark_expressions import COLUMN_TYPES, PredicateGenerator, column_rows
+    from test_spark_semantics import SEED, SETTINGS, expressions, quiet_spark_errors
+
+    from hive_integration.spark.session import build_spark_session
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spark = build_spark_session(Path(tmp), app_name="record-spark-semantics")
+        try:
+            quiet_spark_errors(spark)
+            texts = expressions(EXPRESSIONS, SEED)
+            gen = PredicateGenerator(SEED + 1)
+            preds = [gen.column_predicate() for _ in range(PREDICATES)]
+            db = "semantics_record"
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+            cols = ", ".join(f"{c} {t}" for c, t in COLUMN_TYPES.items())
+            spark.sql(f"DROP TABLE IF EXISTS {db}.t")
+            spark.sql(f"CREATE TABLE {db}.t (k INT, {cols}) STORED AS PARQUET")
+            values = ", ".join(f"({k}, " + ", ".join(r[c] for c in COLUMN_TYPES) + ")"
+                               for k, r in enumerate(column_rows()))
+            spark.sql(f"INSERT INTO {db}.t VALUES {values}")
+            out = {"pyspark": pyspark.__version__, "seed": SEED, "settings": []}
+            for s in SETTINGS:
+                print(f"recording {s.describe()} ...", flush=True)
+                out["settings"].append({"ansi": s.ansi, "time_zone": s.time_zone,
+                                        "constants": record_constants(spark, texts, s),
+                                        "predicates": record_predicates(spark, preds, s, db)})
+        finally:
+            spark.stop()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {OUT.relative_to(TESTS.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
