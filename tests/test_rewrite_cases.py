@@ -189,3 +189,54 @@ def test_explain_resolves_unqualified_names_in_the_current_database():
     (e,) = explain_query("SELECT * FROM t WHERE d < DATE '1994-01-01'", two, dialect="spark", current_db="db",
                          schema=SCHEMA)
     assert e.table == "db.t" and e.partitions_read == (0, 1)
+
+
+def test_a_saved_rewrite_holds_in_both_ansi_modes():
+    # id > '9.5': without ANSI Spark reads '9.5' as 9 (id >= 10: partitions 3 and 4); with ANSI the
+    # query fails. A saved rewrite keeps the legacy reading; a live ANSI session prunes nothing.
+    from test_rewrite import GRID_COLS, grid_layout
+
+    from planner.semantics.settings import Settings
+
+    layouts, schema = {"db.g": grid_layout()}, {"db.g": GRID_COLS}
+    sql = "SELECT * FROM db.g WHERE id > '9.5'"
+    (saved,) = explain_query(sql, layouts, dialect="spark", schema=schema)
+    (legacy,) = explain_query(sql, layouts, dialect="spark", schema=schema, settings=Settings(False))
+    (ansi,) = explain_query(sql, layouts, dialect="spark", schema=schema, settings=Settings(True))
+    assert saved.partitions_read == legacy.partitions_read == (0, 3, 4)
+    assert ansi.partitions_read == (0, 1, 2, 3, 4, 5)
+
+
+def test_a_saved_rewrite_reads_timestamps_in_the_layouts_zone():
+    # 2020-01-01 00:00 in Tokyo is 2019-12-31 15:00 UTC: partition 1 (from 20:00 UTC on) cannot match
+    import datetime as dt
+
+    from planner.cnf.valueset import Interval
+    from planner.model.layout import Layout, Partition
+    from planner.semantics.kinds import Kind
+    from planner.semantics.settings import Settings
+
+    late = ValueSet.of(Kind.TIMESTAMP, [Interval(dt.datetime(2019, 12, 31, 20), None, True, False)])
+    lay = Layout("db.z", "test", (Partition(1, (("ts", late),)), Partition(2, (("ts", late.complement()),))),
+                 kinds=(("ts", Kind.TIMESTAMP),), types=(("ts", "timestamp"),), settings=Settings(True, "Asia/Tokyo"))
+    sql = "SELECT * FROM db.z WHERE ts < TIMESTAMP '2020-01-01 00:00:00'"
+    _, (note,) = rewrite_query(sql, {"db.z": lay}, dialect="spark", schema={"db.z": {"ts": "timestamp"}})
+    assert note.partitions_read == (0, 2) and note.guard == "time zone Asia/Tokyo"
+
+
+def test_a_table_without_a_layout_does_not_stop_the_next_scan():
+    sql = "SELECT a.id FROM x.t a JOIN db.t b ON a.id = b.id WHERE b.d < DATE '1994-01-01'"
+    _, notes = rw(sql, schema=SCHEMA | {"x.t": COLS})
+    assert [(n.table, n.partitions_read) for n in notes] == [("db.t", (0, 1))]
+
+
+def test_refusals_say_exactly_why():
+    from planner.model.layout import Layout
+
+    old = Layout.from_json({**layout().to_json(), "version": 1})
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", {"db.t": old}, dialect="spark", schema=SCHEMA)
+    assert e.predicates_not_used == (("(every predicate)", "the layout was written by an older planner (version 1: "
+                                      "partition ids shared by every layout, timestamps as wall clock); apply it "
+                                      "again to prune"),)
+    with pytest.raises(InputError, match=r"^cannot parse the query: Expecting \)"):
+        rw("SELECT * FROM db.t WHERE (d < DATE '1994-01-01'")
