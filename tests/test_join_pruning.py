@@ -265,3 +265,18 @@ def test_ranges_of_another_table_only():
 def test_a_column_pair_on_the_joined_table():
     sql = Q + " AND o.olo < o.ohi"
     assert explain_o(sql, _ranges(ODATE_RANGE)).partitions_read == (0, 3, 5)
+
+
+def test_a_saved_rewrite_keeps_both_ansi_readings_of_a_float():
+    # as in test_rewrite_cases: 16777217 = f reads 16777216.0 without ANSI, 16777217.0 with it
+    from decimal import Decimal
+
+    of = JoinRange(JoinColumn(ODATE.path, "of"), "float", (
+        (1, ValueSet.points(Kind.FLOAT, [Decimal("16777216.0")])),
+        (2, ValueSet.points(Kind.FLOAT, [Decimal("16777217.0")])),
+        (3, ValueSet.points(Kind.FLOAT, [Decimal("0.5")]))))
+    sql = "SELECT x.id FROM db.t x JOIN db.o o ON x.id = o.oid WHERE 16777217 = o.of"
+    schema = SCHEMA | {"db.o": O_COLUMNS | {"of": "float"}}
+    read = {s: explain(sql, ranges=_ranges(of), schema=schema, settings=s).partitions_read
+            for s in (None, Settings(False), Settings(True))}
+    assert read == {None: (0, 1, 2, 4, 5), Settings(False): (0, 1, 4, 5), Settings(True): (0, 2, 4, 5)}

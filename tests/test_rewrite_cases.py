@@ -240,3 +240,22 @@ def test_refusals_say_exactly_why():
                                       "again to prune"),)
     with pytest.raises(InputError, match=r"^cannot parse the query: Expecting \)"):
         rw("SELECT * FROM db.t WHERE (d < DATE '1994-01-01'")
+
+
+def test_a_float_compared_with_an_integer_differs_between_ansi_modes():
+    # 16777217 is not a FLOAT: with ANSI off Spark compares the column with 16777216.0, with ANSI
+    # on with 16777217.0. A saved rewrite must read both partitions.
+    from decimal import Decimal
+
+    from planner.cnf.valueset import Interval
+    from planner.model.layout import Layout, Partition
+    from planner.semantics.kinds import Kind
+    from planner.semantics.settings import Settings
+
+    low = ValueSet.of(Kind.FLOAT, [Interval(None, Decimal("16777216.5"), False, False)])
+    lay = Layout("db.f", "test", (Partition(1, (("f", low),)), Partition(2, (("f", low.complement()),))),
+                 kinds=(("f", Kind.FLOAT),), types=(("f", "float"),))
+    sql, schema = "SELECT * FROM db.f WHERE 16777217 = f", {"db.f": {"f": "float"}}
+    read = {s: explain_query(sql, {"db.f": lay}, dialect="spark", schema=schema, settings=s)[0].partitions_read
+            for s in (None, Settings(False), Settings(True))}
+    assert read == {None: (0, 1, 2), Settings(False): (0, 1), Settings(True): (0, 2)}
