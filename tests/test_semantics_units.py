@@ -157,3 +157,23 @@ def test_a_char_in_list_is_padded_only_when_every_item_is_a_string():
     assert not true.contains("     ")
     true, null = members("'zz'", "CAST(CAST(NULL AS BOOLEAN) AS STRING)", "((-2147483648) * 2.9999999999999999999)")
     assert not true.contains("zz   ") and null
+
+
+def test_a_decimal_far_too_wide_is_an_overflow_not_a_crash():
+    from decimal import Decimal
+
+    from planner.analysis.table_analysis import analyze_table
+    from planner.semantics.casts import round_decimal
+    from planner.workload import parse_workload
+    from planner.workload.scans import Schema
+
+    assert round_decimal(Decimal("1.5e400"), 38, 6) is None
+    assert round_decimal(Decimal("-1.5e400"), 400, 6) is None
+    assert round_decimal(Decimal("99.995"), 4, 2) is None  # rounds up to 100.00: one digit too many
+    assert round_decimal(Decimal("99.994"), 4, 2) == Decimal("99.99")
+    assert round_decimal(Decimal("0.0004"), 1, 3) == Decimal("0.000")
+    # found by comparing ANSI and legacy readings of generated predicates: this analysis raised
+    # decimal.InvalidOperation
+    q = "select * from t where n IN (3, '1.5e400', CAST('7' AS DECIMAL(15,6)))"
+    wl = parse_workload(q, "w.sql", schema=Schema({"t": {"n": "bigint"}}))
+    analyze_table(wl, wl.tables()[0], {"n": "bigint"})

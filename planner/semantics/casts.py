@@ -44,6 +44,11 @@ EPOCH = dt.datetime(1970, 1, 1)
 # ---- decimals ---------------------------------------------------------------------------------
 def round_decimal(d: Decimal, precision: int, scale: int) -> Decimal | None:
     """``d`` rounded HALF_UP to ``scale`` digits, or None when it needs more than ``precision``."""
+    if not d.is_zero() and d.adjusted() + 1 > precision - scale:
+        # Too many integer digits whatever the rounding (rounding only ever adds one). Checked
+        # first: quantizing '1.5e400' to 6 places needs 407 digits, past the context's 200, and
+        # raised decimal.InvalidOperation out of the planner (n IN (3, '1.5e400', 7.0BD)).
+        return None
     with localcontext() as ctx:
         ctx.prec = 200
         q = d.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
