@@ -280,3 +280,13 @@ def test_a_saved_rewrite_keeps_both_ansi_readings_of_a_float():
     read = {s: explain(sql, ranges=_ranges(of), schema=schema, settings=s).partitions_read
             for s in (None, Settings(False), Settings(True))}
     assert read == {None: (0, 1, 2, 4, 5), Settings(False): (0, 1, 4, 5), Settings(True): (0, 2, 4, 5)}
+
+
+def test_two_recorded_columns_both_restrict():
+    sql = Q + " AND o.ostatus = 'F'"
+    assert explain_o(Q, _ranges(ODATE_RANGE)).partitions_read == (0, 3, 5)
+    assert explain_o(Q.replace("o.odate >= DATE '1995-07-01'", "o.ostatus = 'F'"),
+                     _ranges(STATUS_RANGE)).partitions_read == (0, 1, 2, 3, 4, 5)
+    assert explain_o(sql.replace("o.odate >= DATE '1995-07-01'", "o.odate <= DATE '1994-12-31'"),
+                     _ranges(ODATE_RANGE, STATUS_RANGE)).partitions_read == (0, 1, 5)
+    assert explain_o(sql, _ranges(STATUS_RANGE, ODATE_RANGE)).partitions_read == (0, 3, 5)
