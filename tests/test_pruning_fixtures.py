@@ -51,7 +51,8 @@ JOIN_RANGES = JoinRanges("db.t", None, (("db.o", "o-1"), ("db.t", "t-1")), (Join
 )),))
 JOINS = JoinContext({"db.t": JOIN_RANGES}, {"db.o": "o-1", "db.t": "t-1"})
 
-LAYOUTS = {"pairs": ({"db.t": pairs_layout()}, None), "grid": ({"db.g": grid_layout()}, None),
+LAYOUTS = {"pairs": ({"db.t": pairs_layout()}, None), "constants": ({"db.t": pairs_layout()}, None),
+           "grid": ({"db.g": grid_layout()}, None),
            "joined": ({"db.t": pairs_layout()}, JOINS)}
 
 
@@ -157,8 +158,11 @@ def _typed(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-@pytest.mark.parametrize("layout,sql,want", [c for c in CASES if c[0] != "joined"],
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES) if c[0] != "joined"])
+GRID_CHECKED = ("pairs", "grid")  # "joined" needs the joined rows, "constants" Spark's folding
+
+
+@pytest.mark.parametrize("layout,sql,want", [c for c in CASES if c[0] in GRID_CHECKED],
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES) if c[0] in GRID_CHECKED])
 def test_no_accepted_row_lies_in_a_skipped_partition(layout, sql, want):
     (lay,) = LAYOUTS[layout][0].values()
     where = _typed(sqlglot.parse_one(sql, read="spark").args["where"].this)

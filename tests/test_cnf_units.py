@@ -1,0 +1,74 @@
+"""Small pieces of the predicate IR, case by case (``planner.cnf``): comparisons as value sets,
+negation of raw comparisons, which predicates need the session time zone, which column pairs
+can be a derived attribute."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import sqlglot
+
+from planner.cnf.bind import column_pair_kinds_ok, needs_time_zone
+from planner.cnf.convert import to_ir
+from planner.cnf.ir import Cmp, ColumnPair
+from planner.cnf.valueset import ValueSet
+from planner.semantics.kinds import Kind
+from planner.semantics.types import parse_type
+
+I, D = Kind.INTEGER, Kind.DATE
+
+
+@pytest.mark.parametrize("op,inside,outside", [
+    ("=", [5], [4, 6]), ("<>", [4, 6], [5]), ("<", [4, -100], [5, 6]), ("<=", [4, 5], [6]),
+    (">", [6, 100], [4, 5]), (">=", [5, 6], [4]),
+])
+def test_compare_is_the_set_a_comparison_allows(op, inside, outside):
+    vs = ValueSet.compare(I, op, 5)
+    assert all(vs.contains(v) for v in inside) and not any(vs.contains(v) for v in outside)
+    assert not vs.null  # x <op> 5 is never TRUE on NULL
+    d = ValueSet.compare(D, op, dt.date(2020, 1, 5))
+    assert d.contains(dt.date(2020, 1, 5)) == (op in ("=", "<=", ">="))
+
+
+def test_compare_refuses_an_unknown_operator():
+    with pytest.raises(ValueError, match="unknown comparison '~'"):
+        ValueSet.compare(I, "~", 5)
+
+
+@pytest.mark.parametrize("op,negated", [("=", "<>"), ("<>", "="), ("<", ">="), (">=", "<"), (">", "<="), ("<=", ">")])
+def test_negating_a_comparison_flips_the_operator(op, negated):
+    c = Cmp("x", op, (5,))
+    assert c.negate() == Cmp("x", negated, (5,)) and c.negate().negate() == c
+
+
+@pytest.mark.parametrize("op,values", [("in", (1, 2)), ("between", (1, 2)), ("like", ("a%",)), ("isnull", ())])
+def test_negating_in_between_like_and_is_null_marks_them(op, values):
+    c = Cmp("x", op, values)
+    assert c.negate() == Cmp("x", op, values, True) and c.negate().negate() == c
+
+
+def _ir(where: str):
+    return to_ir(sqlglot.parse_one(f"SELECT * FROM t WHERE {where}", read="spark").args["where"].this,
+                 lambda c: c.name.lower(), "spark")
+
+
+@pytest.mark.parametrize("where,types,needed", [
+    ("ts < '2020-01-01 00:00:00'", {"ts": "timestamp"}, True),        # the column's type needs it
+    ("d < TIMESTAMP '2020-01-01 00:00:00'", {"d": "date"}, True),     # the literal does
+    ("d < DATE '2020-01-01'", {"d": "date"}, False),
+    ("n = 5 AND d < DATE '2020-01-01'", {"n": "int", "d": "date"}, False),
+    ("n = 5 OR ts IS NULL", {"n": "int", "ts": "timestamp"}, True),
+    ("u < TIMESTAMP '2020-01-01 00:00:00'", {}, True),                 # unknown column, zoned literal
+    ("u < 5", {}, False),
+])
+def test_which_predicates_need_the_session_time_zone(where, types, needed):
+    assert needs_time_zone(_ir(where), {c: parse_type(t) for c, t in types.items()}) is needed
+
+
+@pytest.mark.parametrize("kinds,ok", [
+    ({"a": D, "b": D}, True), ({"a": I, "b": I}, True), ({"a": D, "b": I}, False), ({"a": D}, False),
+    ({"b": D}, False), ({"a": Kind.BOOLEAN, "b": Kind.BOOLEAN}, Kind.BOOLEAN.orderable),
+    ({"a": Kind.OTHER, "b": Kind.OTHER}, False),
+])
+def test_which_column_pairs_can_be_a_derived_attribute(kinds, ok):
+    assert column_pair_kinds_ok(ColumnPair("a", "<", "b"), kinds) is ok
