@@ -152,6 +152,31 @@ json.dump({name: get_diff_for_mutant(name, path=path) for path, name in json.loa
 """
 
 
+def recheck(name: str) -> dict:
+    """Run again only the mutants of ``name`` the last run did not kill, against the tests as they are
+    now (tests written since are copied in): minutes instead of the whole run."""
+    work = BUILD / name
+    last = json.loads((BUILD / f"{name}.json").read_text())
+    again = [k for k, m in last["mutants"].items() if m["status"] not in ("killed", "timeout")]
+    for rel in _tracked_files():
+        if rel.startswith("tests/"):
+            for base in (work, work / "mutants"):
+                (base / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / rel, base / rel)
+    cfg = work / "setup.cfg"
+    text = cfg.read_text()
+    cfg.write_text(text[:text.index("\n[mutmut]")] + _mutmut_section(_current_targets()[name]))
+    started = time.monotonic()
+    mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
+    with open(work / "mutmut-recheck.log", "w") as out:
+        subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", "1", *again], cwd=work,
+                       env=_env(work), stdout=out, stderr=subprocess.STDOUT)
+    result = collect(name, work)
+    result["seconds"] = last.get("seconds", 0) + round(time.monotonic() - started)
+    (BUILD / f"{name}.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
 def collect(name: str, work: Path) -> dict:
     """Per mutant its status and, for every mutant not killed, the diff mutmut shows."""
     mutants: dict[str, dict] = {}
@@ -241,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="./dev mutate", description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", metavar="module", help=f"any of {', '.join(TARGETS)} (default: all)")
     parser.add_argument("--report", action="store_true", help="only rewrite the report from the last runs")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run again only the survivors of the last run, against the current tests")
     parser.add_argument("--collect", action="store_true",
                         help="read the results of runs already done in build/mutation/ (no new run)")
     args = parser.parse_args(argv)
@@ -248,7 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown module {unknown[0]!r}: choose from {', '.join(TARGETS)}")
     names = args.modules or list(TARGETS)
-    if args.collect:
+    if args.recheck:
+        for name in names:
+            print(f"rechecking the survivors of {name} ...", flush=True)
+            recheck(name)
+    elif args.collect:
         for name in names:
             if (BUILD / name / "mutants").exists():
                 (BUILD / f"{name}.json").write_text(json.dumps(collect(name, BUILD / name), indent=1))
