@@ -128,9 +128,9 @@ def _current_targets() -> dict[str, Target]:
     return {k: Target(v.sources, v.tests) for k, v in module.TARGETS.items()}
 
 
-def run(name: str) -> dict:
+def run(name: str, resume: bool = False) -> dict:
     target = _current_targets()[name]
-    work = prepare(name, target)
+    work = BUILD / name if resume and (BUILD / name / "mutants").exists() else prepare(name, target)
     started = time.monotonic()
     mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
     log = work / "mutmut.log"
@@ -266,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="./dev mutate", description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", metavar="module", help=f"any of {', '.join(TARGETS)} (default: all)")
     parser.add_argument("--report", action="store_true", help="only rewrite the report from the last runs")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on with an interrupted run: mutants already checked keep their result")
     parser.add_argument("--recheck", action="store_true",
                         help="run again only the survivors of the last run, against the current tests")
     parser.add_argument("--collect", action="store_true",
@@ -286,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     elif not args.report:
         for name in names:
             print(f"mutating {name} ({', '.join(TARGETS[name].sources)}) ...", flush=True)
-            r = run(name)
+            r = run(name, resume=args.resume)
             print(f"  {len(r['mutants'])} mutants in {r['seconds']} s", flush=True)
     results = [json.loads((BUILD / f"{n}.json").read_text()) for n in TARGETS if (BUILD / f"{n}.json").exists()]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
