@@ -61,7 +61,7 @@ TARGETS: dict[str, Target] = {
     "cnf": Target(("planner/cnf/*",),
                   FIXTURE_TESTS + ("tests/test_cnf_units.py", "tests/test_cnf_properties.py", "tests/test_golden_cnf.py",
                                    "tests/test_values.py", "tests/test_bind_units.py", "tests/test_semantics_recorded.py",
-                                   "tests/test_reader.py",
+                                   "tests/test_reader.py", "tests/test_rewrite_cases.py",
                                    "tests/test_rewrite.py")),
     "semantics": Target(("planner/semantics/*",),
                         FIXTURE_TESTS + ("tests/test_semantics_units.py", "tests/test_semantics_recorded.py",

@@ -10,7 +10,8 @@ import sqlglot
 
 from planner.cnf.bind import column_pair_kinds_ok, needs_time_zone
 from planner.cnf.convert import to_ir
-from planner.cnf.ir import Cmp, ColumnPair
+from planner.cnf.ir import Cmp, ColumnPair, Pred, and_, or_
+from planner.cnf.normalize import cnf, group_by_column, hull
 from planner.cnf.valueset import ValueSet
 from planner.semantics.kinds import Kind
 from planner.semantics.types import parse_type
@@ -72,3 +73,51 @@ def test_which_predicates_need_the_session_time_zone(where, types, needed):
 ])
 def test_which_column_pairs_can_be_a_derived_attribute(kinds, ok):
     assert column_pair_kinds_ok(ColumnPair("a", "<", "b"), kinds) is ok
+
+
+# ---- the hull: what a CNF past its budget keeps (an upper bound of the predicate, per column) ------
+def _p(column, vs):
+    return Pred(column, vs, vs.complement())
+
+
+def _lt(n):
+    return ValueSet.compare(I, "<", n)
+
+
+def _gt(n):
+    return ValueSet.compare(I, ">", n)
+
+
+def _hull_sets(e) -> dict:
+    h = hull(e)
+    atoms_ = [h] if isinstance(h, Pred) else list(h.args)
+    assert all(a.false.is_empty() and not a.exact for a in atoms_)  # never claims FALSE
+    return {a.column: a.true for a in atoms_}
+
+
+def test_the_hull_of_a_conjunction_intersects_per_column():
+    e = and_(_p("x", _lt(5)), _p("x", _gt(1)), _p("y", ValueSet.points(I, [1])))
+    assert _hull_sets(e) == {"x": _lt(5).intersect(_gt(1)), "y": ValueSet.points(I, [1])}
+
+
+def test_the_hull_of_a_disjunction_keeps_columns_every_branch_names():
+    e = or_(and_(_p("x", _lt(5)), _p("y", ValueSet.points(I, [1]))),
+            and_(_p("x", _gt(10)), _p("z", ValueSet.points(I, [2]))),
+            _p("x", ValueSet.only_null(I)))
+    assert _hull_sets(e) == {"x": _lt(5).union(_gt(10)).union(ValueSet.only_null(I))}
+    # a branch without x (the first, the second or the last) leaves x unconstrained
+    for missing in range(3):
+        branches = [_p("x", _lt(5)), _p("x", _gt(10)), _p("x", ValueSet.points(I, [7]))]
+        branches[missing] = _p("y", ValueSet.points(I, [1]))
+        assert "x" not in _hull_sets(and_(or_(*branches), _p("z", ValueSet.points(I, [3]))))
+
+
+def test_a_cnf_past_its_budget_is_weakened_to_a_bound_that_keeps_every_row():
+    # (x<1 AND y<1) OR (x>10 AND y>10) OR (x=5 AND y=5): 8 clauses in CNF, past a budget of 2
+    e = or_(and_(_p("x", _lt(1)), _p("y", _lt(1))), and_(_p("x", _gt(10)), _p("y", _gt(10))),
+            and_(_p("x", ValueSet.points(I, [5])), _p("y", ValueSet.points(I, [5]))))
+    full, weak = cnf(e), cnf(e, budget=2)
+    assert not full.weakened and weak.weakened
+    groups = group_by_column(weak)
+    assert groups.column_sets["x"] == _lt(1).union(_gt(10)).union(ValueSet.points(I, [5]))
+    assert groups.column_sets["y"] == _lt(1).union(_gt(10)).union(ValueSet.points(I, [5]))
