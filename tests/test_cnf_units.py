@@ -121,3 +121,15 @@ def test_a_cnf_past_its_budget_is_weakened_to_a_bound_that_keeps_every_row():
     groups = group_by_column(weak)
     assert groups.column_sets["x"] == _lt(1).union(_gt(10)).union(ValueSet.points(I, [5]))
     assert groups.column_sets["y"] == _lt(1).union(_gt(10)).union(ValueSet.points(I, [5]))
+
+
+def test_how_the_ir_prints():
+    from planner.cnf.ir import FALSE, TRUE, UNKNOWN, Or
+    from planner.cnf.normalize import clause_str
+
+    assert (str(TRUE), str(FALSE), str(UNKNOWN)) == ("TRUE", "FALSE", "UNKNOWN")
+    e = or_(and_(_ir("x = 1"), _ir("y = 2")), _ir("z = 3"))
+    assert isinstance(e, Or) and str(e) == "(x = 1 AND y = 2) OR z = 3"
+    assert str(and_(_ir("x = 1"), or_(_ir("y = 2"), _ir("z = 3")))) == "(y = 2 OR z = 3) AND x = 1"
+    assert clause_str(frozenset()) == "FALSE"
+    assert clause_str(frozenset({_p("x", _lt(5)), _p("y", _gt(1))})) == "x IN (-inf, 4] OR y IN [2, +inf)"
