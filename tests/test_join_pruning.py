@@ -290,3 +290,10 @@ def test_two_recorded_columns_both_restrict():
     assert explain_o(sql.replace("o.odate >= DATE '1995-07-01'", "o.odate <= DATE '1994-12-31'"),
                      _ranges(ODATE_RANGE, STATUS_RANGE)).partitions_read == (0, 1, 5)
     assert explain_o(sql, _ranges(STATUS_RANGE, ODATE_RANGE)).partitions_read == (0, 3, 5)
+
+
+def test_unqualified_names_join_through_the_current_database():
+    sql = "SELECT x.id FROM t x JOIN o ON x.id = o.oid WHERE o.odate >= DATE '1995-07-01'"
+    joins = JoinContext({"db.t": JOIN_RANGES}, {"db.o": "o-1", "db.t": "t-1"})
+    (e,) = explain_query(sql, {"db.t": pairs_layout()}, dialect="spark", schema=SCHEMA, joins=joins, current_db="db")
+    assert e.partitions_read == (0, 3, 5)

@@ -259,3 +259,18 @@ def test_a_float_compared_with_an_integer_differs_between_ansi_modes():
     read = {s: explain_query(sql, {"db.f": lay}, dialect="spark", schema=schema, settings=s)[0].partitions_read
             for s in (None, Settings(False), Settings(True))}
     assert read == {None: (0, 1, 2), Settings(False): (0, 1), Settings(True): (0, 2)}
+
+
+def test_a_star_inside_a_function_after_count_star_still_shows_the_columns():
+    sql = "SELECT count(*), to_json(struct(*)) FROM db.t WHERE amt > 5"
+    new, (note,) = rw(sql)
+    assert note.rewritten and new.startswith("SELECT count(*), to_json(struct(*)) FROM (SELECT `id`, ")
+
+
+def test_backquoted_names_are_read_in_the_callers_dialect():
+    sql = "SELECT `id` FROM `db`.`t` WHERE `d` < DATE '1994-01-01'"
+    new, (note,) = rw(sql)
+    assert note.partitions_read == (0, 1) and "`planner_pid` IN (0, 1)" in new
+    (e,) = explain_query(sql, LAYOUTS, dialect="spark", schema=SCHEMA)
+    assert e.partitions_read == (0, 1)
+    assert tables_read(sql, dialect="spark") == [("db.t", "db", "t")]
