@@ -133,3 +133,43 @@ def test_how_the_ir_prints():
     assert str(and_(_ir("x = 1"), or_(_ir("y = 2"), _ir("z = 3")))) == "(y = 2 OR z = 3) AND x = 1"
     assert clause_str(frozenset()) == "FALSE"
     assert clause_str(frozenset({_p("x", _lt(5)), _p("y", _gt(1))})) == "x IN (-inf, 4] OR y IN [2, +inf)"
+
+
+# ---- a DECIMAL(38,18) column in an IN list that needs more than 38 digits ---------------------------
+def _bound(where: str, column_type: str):
+    from planner.cnf.bind import bind
+    from planner.semantics.settings import Settings
+
+    return bind(_ir(where), {"x": parse_type(column_type)}, Settings(True))
+
+
+@pytest.mark.parametrize("where,inside,outside", [
+    # the common type keeps 23 integer digits and 15 decimals: x is rounded HALF_UP to 15 places
+    ("x IN (0.123456789012345678, 12345678901234567890123)",
+     ["0.123456789012345500", "0.123456789012346499"], ["0.123456789012345499", "0.123456789012346500"]),
+    ("x IN (-0.123456789012345678, 12345678901234567890123)",
+     ["-0.123456789012345500", "-0.123456789012346499"], ["-0.123456789012345499", "-0.123456789012346500"]),
+    ("x IN (0, 12345678901234567890123)",
+     ["0.000000000000000499", "-0.000000000000000499", "0"], ["0.000000000000000500", "-0.000000000000000500"]),
+    ("x IN (0.5, 1.25)", ["0.5", "1.25"], ["0.500000000000000001", "1.249999999999999999"]),  # no rounding
+])
+def test_a_column_rounded_to_a_narrower_scale(where, inside, outside):
+    from decimal import Decimal
+
+    p = _bound(where, "decimal(38,18)")
+    assert all(p.true.contains(Decimal(v)) for v in inside), p.true
+    assert not any(p.true.contains(Decimal(v)) for v in outside), p.true
+
+
+def test_a_date_against_a_timestamp_needs_a_zone_the_planner_knows():
+    import datetime as dt
+
+    from planner.cnf.bind import bind
+    from planner.cnf.ir import Opaque
+    from planner.semantics.settings import Settings
+
+    e = _ir("d < TIMESTAMP '2020-01-01 12:00:00'")
+    utc = bind(e, {"d": parse_type("date")}, Settings(True, "UTC"))
+    assert isinstance(utc, Pred) and utc.true.contains(dt.date(2020, 1, 1)) and not utc.true.contains(dt.date(2020, 1, 2))
+    unknown = bind(e, {"d": parse_type("date")}, Settings(True, "Nowhere/Atlantis"))
+    assert isinstance(unknown, Opaque) and "time zone Nowhere/Atlantis" in unknown.reason
