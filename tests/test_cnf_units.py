@@ -173,3 +173,18 @@ def test_a_date_against_a_timestamp_needs_a_zone_the_planner_knows():
     assert isinstance(utc, Pred) and utc.true.contains(dt.date(2020, 1, 1)) and not utc.true.contains(dt.date(2020, 1, 2))
     unknown = bind(e, {"d": parse_type("date")}, Settings(True, "Nowhere/Atlantis"))
     assert isinstance(unknown, Opaque) and "time zone Nowhere/Atlantis" in unknown.reason
+
+
+def test_a_comparison_read_differently_in_the_two_ansi_modes_is_their_union():
+    from decimal import Decimal
+
+    from planner.cnf.bind import bind
+    from planner.semantics.settings import Settings
+
+    both = bind(_ir("16777217 = f"), {"f": parse_type("float")}, (Settings(True), Settings(False)))
+    assert isinstance(both, Pred) and both.column == "f" and both.exact is False
+    assert both.true == ValueSet.points(Kind.FLOAT, [Decimal("16777216.0"), Decimal("16777217.0")])
+    assert both.false == ValueSet.not_null(Kind.FLOAT)  # each reading is FALSE somewhere the other is TRUE
+    for s in (Settings(True), Settings(False)):
+        one = bind(_ir("16777217 = f"), {"f": parse_type("float")}, (s,))
+        assert one.exact and one.true.difference(both.true).is_empty()
