@@ -32,6 +32,10 @@ def test_the_most_specific_kind_wins_and_strings_give_way():
     assert kinds("s like 'b%' or s = 5") == {"s": Kind.DECIMAL}
 
 
+def test_column_pairs_and_functions_guess_nothing():
+    assert kinds("a < b AND a = 1 AND upper(s) = 'X'") == {"a": Kind.DECIMAL}
+
+
 def test_column_types_from_kinds_and_names():
     assert column_type(Kind.INTEGER) == parse_type("bigint")
     assert column_type(Kind.DECIMAL) == parse_type("decimal(38,10)")
