@@ -153,11 +153,12 @@ json.dump({name: get_diff_for_mutant(name, path=path) for path, name in json.loa
 
 
 def recheck(name: str) -> dict:
-    """Run again only the mutants of ``name`` the last run did not kill, against the tests as they are
-    now (tests written since are copied in): minutes instead of the whole run."""
+    """Run again only the mutants of ``name`` the last run did not kill (nor reach) and that are not
+    classified equivalent, against the tests as they are now (tests written since are copied in)."""
     work = BUILD / name
     last = json.loads((BUILD / f"{name}.json").read_text())
-    again = [k for k, m in last["mutants"].items() if m["status"] not in ("killed", "timeout")]
+    equivalent = {k for k, (cls, _) in load_classified().items() if cls == "equivalent"}
+    again = [k for k, m in last["mutants"].items() if m["status"] not in ("killed", "timeout") and k not in equivalent]
     for rel in _tracked_files():
         if rel.startswith("tests/"):
             for base in (work, work / "mutants"):
