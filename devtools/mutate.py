@@ -257,6 +257,9 @@ def report(results: list[dict]) -> str:
                 cls, why = classified.get(k, ("unclassified", ""))
                 details += [f"- `{k}` ({survivors[k]['status']}): **{cls}**" + (f": {why}" if why else ""),
                             "  ```diff", *("  " + ln for ln in survivors[k].get("diff", "").splitlines()), "  ```"]
+    notes = REPORT.with_name("notes.md")
+    if notes.exists():  # what the runs left open, written by hand
+        lines += ["", notes.read_text().rstrip()]
     return "\n".join(lines + details) + "\n"
 
 
