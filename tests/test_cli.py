@@ -174,7 +174,7 @@ def test_dev_reinstalls_when_the_locked_versions_change(tmp_path):
     (["analyze", "q.sql", "--format", "yaml"], 2, "Invalid value for '--format'"),
     (["analyze", "q.sql", "--since", "2024-01-01"], 2, "apply to --from-eventlog only"),
     (["analyze", "--from-eventlog", "."], 2, "no statements left in the event logs"),
-    (["apply", "."], 2, "layout.json: cannot read the layout"),
+    (["apply", "."], 2, "no layout.json in it or in a folder beneath it"),
 ])
 def test_usage_and_input_errors_exit_2_in_one_line(tmp_path, args, code, needle, monkeypatch):
     (tmp_path / "q.sql").write_text("select * from t;\n")

@@ -35,8 +35,8 @@ class Status:
     full_scan_rows: float
     relayout: RelayoutPlan = field(repr=False)
     clustering: tuple = ()  # planner.costmodel.clustering.ColumnDepth per column
-    entropy: "FileSizeEntropy | None" = None
     measured: tuple = ()  # (statement, rows, files, bytes, partitions) per measured count form
+    entropy: "FileSizeEntropy | None" = None
 
     @property
     def full_switch_rows(self) -> float:
