@@ -121,3 +121,11 @@ def test_the_merge_of_a_column_knows_which_pieces_a_join_excludes():
     joined = info.hits[len(info.pieces.sets):-1]  # the two join scans' own classes, before "every piece"
     assert joined.tolist() == [want_date, want_f]
     assert info.weights[-1] == 0  # neither join scan is left in the "every piece" class
+
+
+def test_the_advice_says_what_a_bucketed_layout_would_buy_on_spark_and_on_hive():
+    from planner.advice.ranking import bucketing_notes
+
+    (note,) = bucketing_notes(_analysis(SQL))
+    assert note.startswith("joins on k:") and "Hive on Tez" in note and "SPARK-19256" in note
+    assert bucketing_notes(_analysis("SELECT * FROM l WHERE d < DATE '1995-02-01';")) == ()

@@ -133,6 +133,7 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
                         robustness_weight=params.robustness_weight)
         clustered = tuple(clustered_columns(model))
         result = written_where_read(result, Scorer(model, guard, params.robustness_weight), stats, params, clustered)
+        analysis = replace(analysis, notes=analysis.notes + bucketing_notes(analysis))
         source = model.current().source
         if source != "footers":
             analysis = replace(analysis, notes=analysis.notes + (
@@ -142,6 +143,22 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
     full_bytes = float(model.weights @ (np.full(len(model.scans), stats.rows) * model.scan_width))
     return Advice(workload, analysis, stats, result, full_rows, full_bytes, float(model.matching_rows().sum()),
                   params, guard, clustered)
+
+
+def bucketing_notes(analysis: TableAnalysis) -> tuple[str, ...]:
+    """What a co-partitioned (bucketed) layout on the join keys would buy, priced for Spark.
+
+    Hive on Tez joins two tables bucketed alike on the key without a shuffle (bucket map join,
+    sort-merge-bucket join). Spark 4 reads a Hive table's buckets as plain files: Hive buckets by
+    its own hash, Spark by murmur3, and Spark does not use Hive's bucketing for joins or
+    aggregations (SPARK-19256, still open), so on Spark the layout saves no shuffle and costs a
+    sorted write; it is priced at no gain and not offered as a contender."""
+    keys = sorted({c.path.hops[0].column for c in analysis.join_columns() if c.path.hops})
+    if not keys:
+        return ()
+    return (f"joins on {', '.join(keys)}: a layout bucketed on {'it' if len(keys) == 1 else 'them'} (CLUSTERED BY) "
+            "would let Hive on Tez join without a shuffle, but Spark 4 does not use a Hive table's buckets for joins "
+            "(SPARK-19256): on Spark it saves nothing, so it is not offered",)
 
 
 def written_where_read(result: SearchResult, score: Scorer, stats: TableStats, params: CostParams,
