@@ -96,10 +96,10 @@ def test_a_lookup_reads_the_group_that_holds_the_value_and_the_false_positives()
     with_ = m.evaluate(with_bloom_filters(unsorted, {"u": GROUP})).per_scan[0]
     groups = N / GROUP
     assert without.row_groups == pytest.approx(groups, rel=0.05)  # every group's box spans the value
-    # with a filter: the groups that may hold the value (GEE guesses the column's distinct values
-    # from the sample, short of a unique column's, so more than one), and the false positives
+    # with a filter: the group that holds the value (the sample guesses a unique column's distinct
+    # values as the table's rows, sample_ndv), and the false positives of the others
     rate = false_positive_rate(GROUP, filter_bytes(GROUP))
-    assert 1 + rate * (groups - 1) <= with_.row_groups < 0.2 * groups
+    assert with_.row_groups == pytest.approx(1 + rate * (groups - 1), rel=0.05)
     assert with_.rows < 0.2 * without.rows and with_.seconds < without.seconds
 
 

@@ -30,7 +30,7 @@ from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import Interval, ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.sample import SampleFrame
-from planner.costmodel.selectivity import MIN_SAMPLE_MATCHES, Selectivity, gee_ndv
+from planner.costmodel.selectivity import MIN_SAMPLE_MATCHES, Selectivity, sample_ndv
 from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.model.layout import Layout, Ordering, Partition
 from planner.semantics.kinds import Kind
@@ -185,8 +185,9 @@ def test_scaled_sample():
     assert cost.rows == 2500
     # Ten sample rows are too few to trust (< MIN_SAMPLE_MATCHES): the statistics fallback.
     # q1 x <= 3: 3 of the 10 integers 1..10.  q3 s IS NULL: 1 of 10 sample rows NULL.
-    # q2 x > 8 AND s = 'e': (2/10) x (9/10 non-null) / ndv(s), ndv by GEE = sqrt(1000/9) x 1 + 4.
-    q2 = 1000 * 0.2 * 0.9 / ((1000 / 9) ** 0.5 + 4)
+    # q2 x > 8 AND s = 'e': (2/10) x (9/10 non-null) / ndv(s); ndv by Duj1 from 9 values, 5
+    # distinct, 1 seen once: 9 x 5 / (9 - 1 + 1 x 9 / 1000).
+    q2 = 1000 * 0.2 * 0.9 / (9 * 5 / (9 - 1 + 9 / 1000))
     assert m.matching_rows().tolist() == pytest.approx([300, q2, 100, 300])
 
 
@@ -246,9 +247,16 @@ def test_fallback_never_exceeds_the_rule_of_three_bound():
     assert m.matching_rows()[0] == pytest.approx(3 / sample.num_rows * 10_000_000)
 
 
-def test_gee_ndv():
-    # 4 singletons and one value seen 3 times, sample of 7 out of 700 rows: sqrt(100)*4 + 1.
-    assert gee_ndv(np.array([0, 1, 2, 3, 4, 4, 4, -1]), 700) == pytest.approx(41.0)
+def test_sample_ndv():
+    # 4 singletons and one value seen 3 times, sample of 7 out of 700 rows: 7*5 / (7 - 4 + 4*7/700).
+    assert sample_ndv(np.array([0, 1, 2, 3, 4, 4, 4, -1]), 700) == pytest.approx(35 / 3.04)
+    unique = np.arange(1_000)
+    assert sample_ndv(unique, 50_000) == pytest.approx(50_000)  # a key: every row its own value
+    repeated = np.repeat(np.arange(10), 100)
+    assert sample_ndv(repeated, 1_000_000) == pytest.approx(10)  # every value seen often: all seen
+    rng = np.random.default_rng(7)  # 15,000 keys of 4 rows, a third sampled
+    keys = np.repeat(np.arange(15_000), 4)
+    assert sample_ndv(rng.choice(keys, 20_000, replace=False), 60_000) == pytest.approx(15_000, rel=0.03)
 
 
 def test_dates_and_nulls_in_the_statistics_estimate():

@@ -252,7 +252,7 @@ class Population:
     how many sample rows lie in a range of values, and the share of one value no row holds."""
 
     def __init__(self, sample, rows: int | None = None):
-        """``rows``: the table's rows (GEE guesses the table's distinct values from them; without
+        """``rows``: the table's rows (the table's distinct values are guessed from them; without
         them, the sample's own count stands in, which counts a nearly unique column's values too
         few and its lookups too likely to hit a row group)."""
         self.sample = sample
@@ -295,9 +295,9 @@ class Population:
         """The share of the table one value the sample does not hold makes: ``1 / ndv``."""
         got = self._point.get(attribute)
         if got is None:
-            from planner.costmodel.selectivity import gee_ndv
+            from planner.costmodel.selectivity import sample_ndv
             codes = self.sample.codes(attribute)
-            got = self._point[attribute] = 1.0 / max(gee_ndv(codes, self.rows), 1.0)
+            got = self._point[attribute] = 1.0 / max(sample_ndv(codes, self.rows), 1.0)
         return got
 
 

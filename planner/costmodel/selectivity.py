@@ -18,15 +18,14 @@ matches, and otherwise the column-statistics estimate
 
 (a uniform histogram between the column's min and max, one bucket per distinct value for
 points). ``ndv``, ``nulls``, ``min`` and ``max`` come from the metastore's column statistics
-(``ANALYZE TABLE … FOR COLUMNS``) when present, else from the sample (ndv by the GEE estimator,
-``sqrt(N/n)·f1 + Σ_{j≥2} f_j``). Ranges of strings cannot be interpolated and count as one
+(``ANALYZE TABLE … FOR COLUMNS``) when present, else from the sample (ndv by Haas and Stokes'
+Duj1 estimator, ``sample_ndv``). Ranges of strings cannot be interpolated and count as one
 distinct value. A sample that holds the whole table is exact and never falls back. The fallback is capped at ``(m + 3) / n × rows`` for ``m`` sample matches (the
 "rule of three" upper bound), so it never contradicts the sample by much.
 """
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Mapping
@@ -60,16 +59,22 @@ def _numeric(v) -> float | None:
     return None
 
 
-def gee_ndv(codes: np.ndarray, rows: int) -> float:
-    """Distinct values of the table guessed from a sample's codes (Charikar et al.'s GEE)."""
+def sample_ndv(codes: np.ndarray, rows: int) -> float:
+    """Distinct values of a table of ``rows`` rows guessed from a sample's codes: Haas and Stokes'
+    smoothed jackknife Duj1, ``n d / (n - f1 + f1 n / N)`` (the estimator PostgreSQL's ANALYZE
+    uses). Exact at both ends: a sample of a unique column guesses the table's rows, a sample whose
+    values all repeat guesses its own distinct values; Charikar et al.'s GEE, its predecessor
+    here, scaled every singleton by sqrt(N/n) and counted a key with a few rows per value too many
+    distinct values (its lookups too unlikely to hit a row group)."""
     present = codes[codes >= 0]
     n = len(present)
     if n == 0:
         return 0.0
-    freq = np.bincount(np.bincount(present))
-    f1 = float(freq[1]) if len(freq) > 1 else 0.0
-    rest = float(freq[2:].sum()) if len(freq) > 2 else 0.0
-    return max(1.0, math.sqrt(max(rows, n) / n) * f1 + rest)
+    counts = np.bincount(present)
+    d = float(np.count_nonzero(counts))
+    f1 = float(np.count_nonzero(counts == 1))
+    rows = max(rows, n)
+    return max(1.0, n * d / (n - f1 + f1 * n / rows))
 
 
 class Selectivity:
@@ -117,7 +122,7 @@ class Selectivity:
         kind = self.kinds.get(attribute, values.kind)
         null_frac = (col.nulls / rows) if col is not None and col.nulls is not None else \
             float((codes < 0).mean()) if len(codes) else 0.0
-        ndv = float(col.ndv) if col is not None and col.ndv else gee_ndv(codes, rows)
+        ndv = float(col.ndv) if col is not None and col.ndv else sample_ndv(codes, rows)
         lo = _numeric(coerce(col.min, kind)) if col is not None and col.min is not None else None
         hi = _numeric(coerce(col.max, kind)) if col is not None and col.max is not None else None
         if lo is None and uniq:
