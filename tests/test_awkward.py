@@ -22,11 +22,12 @@ from hive_integration.spark.statistics_pass import gather_stats, table_schema
 from planner.advice.ranking import advice_text, advise
 from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostParams
+from time_params import ROWS_AS_SECONDS
 from planner.errors import ApplyError, PlannerError
 from planner.workload import Schema, parse_workload
 
 SMALL = CostParams(partition_overhead_rows=1.0, file_overhead_rows=0.0, min_partition_bytes=1,
-                   target_file_bytes=1 << 20, row_group_rows=64)
+                   target_file_bytes=1 << 20, row_group_rows=64, time=ROWS_AS_SECONDS)
 
 
 def rows_of(spark, table: str, columns) -> Counter:

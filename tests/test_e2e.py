@@ -27,11 +27,12 @@ from devtools.tpch_data import load_table
 from hive_integration.metastore.hiveserver2 import HiveServer2Client
 from hive_integration.spark.metrics import run_measured
 from planner.cli.main import cli
+from time_params import SLOW_SCANS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 # Scaled to a 2 MB table of 60k rows (the defaults are for tables of millions of rows): scans priced
 # 1000x slower than on the defaults' machine (tests/data/slow_scans.json), so a layout can pay.
-SLOW_SCANS = str(ROOT / "tests" / "data" / "slow_scans.json")
+SLOW_SCANS = str(SLOW_SCANS_FILE)
 SMALL = ["--min-partition-mb", "0.03", "--row-group-rows", "1000", "--sample-rows", "20000",
          "--partition-overhead-rows", "300", "--file-overhead-rows", "100", "--calibration", SLOW_SCANS]
 WORKLOAD = """

@@ -41,15 +41,14 @@ from planner.costmodel.statistics import (
     RowGroupStats,
     TableStats,
 )
-from planner.costmodel.timing import TimeParams
 from planner.model.layout import Ordering
 from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
+from time_params import ROWS_AS_SECONDS
 
 COLUMNS = {"k": "int", "x": "int"}
 K = list(range(1, 13))
 X = [k % 4 for k in K]
-ROWS_AS_SECONDS = TimeParams(query=0.0, partition=0.0, task=0.0, file=0.0, row_group=0.0, row=1.0, byte=0.0, cores=1)
 PARAMS = CostParams(partition_overhead_rows=0, file_overhead_rows=0, row_group_rows=3, page_rows=3,
                     min_partition_bytes=1, target_file_bytes=1 << 30, time=ROWS_AS_SECONDS)
 

@@ -399,6 +399,7 @@ def test_a_hostile_table_round_trips_through_spark(spark, hostile_db):
     from hive_integration.spark.statistics_pass import gather_stats
     from planner.advice.ranking import advise
     from planner.costmodel.cost import CostParams
+    from time_params import ROWS_AS_SECONDS
 
     table = f"{q(hostile_db)}.{q('from')}"  # ... and as table
     canary = f"{q(hostile_db)}.canary"
@@ -433,7 +434,7 @@ def test_a_hostile_table_round_trips_through_spark(spark, hostile_db):
     analysis = analyze_table(wl, f"{hostile_db}.from", HOSTILE_COLUMNS)
     assert analysis.derived  # `a;b` < `'q'` became a derived attribute despite the names
     stats = gather_stats(spark, table)
-    advice = advise(wl, analysis, stats, CostParams(partition_overhead_rows=0.01, file_overhead_rows=0,
+    advice = advise(wl, analysis, stats, CostParams(partition_overhead_rows=0.01, file_overhead_rows=0, time=ROWS_AS_SECONDS,
                                                     min_partition_bytes=1, target_file_bytes=1 << 20))
     layout = advice.layout
     assert len(layout.partitions) > 1 and set(layout.attributes) & {"x.y", "p=1/2%", "select"}

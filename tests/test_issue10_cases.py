@@ -35,11 +35,13 @@ from planner.emit.advice_folder import write_advice_folder
 from planner.model.layout import Layout
 from planner.rewrite.query_rewrite import explain_query, rewrite_query
 from planner.workload import Schema, parse_workload
+from time_params import ROWS_AS_SECONDS
 
 DB = "issue10"
 COLUMNS = "k INT, d DECIMAL(15,2), x DECIMAL(15,6), y DECIMAL(15,3), c CHAR(10), f FLOAT, ts TIMESTAMP"
 PARAMS = dict(partition_overhead_rows=0.0, file_overhead_rows=0.0, min_partition_bytes=1, target_file_bytes=1 << 30,
-              row_group_rows=1000, max_partitions=12, allow_regressions=True)  # tiny table: the guard would keep it
+              row_group_rows=1000, max_partitions=12, allow_regressions=True,
+              time=ROWS_AS_SECONDS)  # tiny table: the guard would keep it
 UTC = dt.timezone.utc
 STAMPS = [dt.datetime(2019, 12, 31, 14), dt.datetime(2019, 12, 31, 15), dt.datetime(2019, 12, 31, 16),
           dt.datetime(2020, 1, 1, 7), dt.datetime(2020, 1, 1, 8), dt.datetime(2020, 1, 1, 9)]  # UTC instants

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
 from planner.cli.main import cli
 from planner.model.layout import Ordering
+from time_params import SLOW_SCANS_FILE
 from tests.test_relayout_spark import QUERIES, N, _rows, quarters
 
 
@@ -32,7 +33,7 @@ def test_status_relayout_and_append_order(spark, fresh_db, tmp_path):
     assert bad.exit_code == 2 and len(errors) == 1 and "nope" in errors[0] and "Traceback" not in bad.output
 
     # a 4,000-row table: let the best layout cut it, and price its scans as a big table's
-    small = ["--min-partition-mb", "0.001", "--calibration", str(Path(__file__).parent / "data" / "slow_scans.json")]
+    small = ["--min-partition-mb", "0.001", "--calibration", str(SLOW_SCANS_FILE)]
     got = CliRunner().invoke(cli, ["status", t, str(workload), "--state-dir", state, "--format", "json", "--measure",
                                    *small])
     assert got.exit_code == 0, got.output
