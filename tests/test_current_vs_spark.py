@@ -57,7 +57,12 @@ def test_the_current_table_estimate_is_what_spark_reads(spark, lineitem_table, c
     measured = [measured_rows(spark, q.format(t=lineitem_table), lineitem_table) for q in QUERIES]
     lookup = 1
     assert [e for i, e in enumerate(estimated) if i != lookup] == [m for i, m in enumerate(measured) if i != lookup]
-    assert estimated[lookup] == pytest.approx(measured[lookup], rel=0.01)
+    # The lookup's one row group holds the key (every order key exists) and Spark reads it; the
+    # model prices the chance that a dictionary lacks the key as if the group's 480 rows drew their
+    # keys independently, 1 - (1 - 1/120)^480 = 0.98 for 120 keys of 4 rows each, so it expects
+    # 2 % of the group to be dropped. (GEE, scaled by the sample's rows, once undercounted the
+    # column's distinct values into an exact-looking 1 %.)
+    assert estimated[lookup] == pytest.approx(measured[lookup], rel=0.02)
     assert measured[0] < stats.rows / 10  # the load order skips most row groups for a key range
 
 
