@@ -40,9 +40,9 @@ def test_text_output(tmp_path):
     assert code == 0, err
     assert out.splitlines()[0] == f"{p}: 2 queries; skipped statements: 1 SET"
     assert "table lineitem: 2 scans" in out
-    assert "  l_shipdate: filtered by 1 scans; 4 candidate conditions" in out
+    assert "  l_shipdate: filtered by 1 scan; 4 candidate conditions" in out
     assert "    c2: [DATE '1994-01-01', DATE '1994-12-31']" in out
-    assert "  l_shipmode: filtered by 1 scans; 3 candidate conditions" in out
+    assert "  l_shipmode: filtered by 1 scan; 3 candidate conditions" in out
     assert "    c1: {'MAIL', 'SHIP'}" in out
     assert err == ""
 
@@ -84,7 +84,7 @@ def test_unused_predicates_are_listed(tmp_path):
     p = write(tmp_path, "select * from lineitem where my_udf(l_comment) = 1 and l_quantity < 3;\n")
     code, out, _ = run(p, "--schema", SCHEMA)
     assert code == 0
-    assert "  not usable for pruning:\n    MY_UDF(l_comment) = 1  [user-defined function; 1 scans]" in out
+    assert "  not usable for pruning:\n    MY_UDF(l_comment) = 1  [user-defined function; 1 scan]" in out
 
 
 @pytest.mark.parametrize("content,args,needle,line", [

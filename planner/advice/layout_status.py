@@ -21,6 +21,7 @@ from typing import Sequence
 from planner.advice.relayout_plan import RelayoutPlan, model_for
 from planner.costmodel.cost import CostModel, LayoutCost
 from planner.model.layout import Layout
+from planner.model.wording import plural
 
 HOT_SHARE = 0.5  # a partition read by at least this share of the window's scans is hot
 
@@ -77,7 +78,7 @@ class Status:
                                  "break_even_queries": _num(self.break_even(self.relayout.gain,
                                                                             self.relayout.rows_rewritten)),
                                  **self.relayout.validation_json()},
-            "partitions": {"total": len(self.relayout.gains), "hot": self.hot, "cold": self.cold,
+            "partitions": {"total": self.current.layout.partition_count, "hot": self.hot, "cold": self.cold,
                            "miscut": self.miscut},
             "clustering_depth": [c.to_json() for c in self.clustering],
             "file_size_entropy": None if self.entropy is None else self.entropy.to_json(),
@@ -93,16 +94,16 @@ class Status:
                  f"full scans would read {_fmt(self.full_scan_rows)}",
                  f"best layout ({j['best']['layout']}) reads ~{_fmt(self.best.rows)} rows "
                  f"(cost {_fmt(self.best.total)})",
-                 f"full re-layout: rewrites {self.rows:,} rows; break-even after {_q(full['break_even_queries'])} "
-                 f"queries like these (c = {self.relayout.write_cost:g})",
+                 f"full re-layout: rewrites {self.rows:,} rows; {_break_even(full['break_even_queries'])} "
+                 f"(c = {self.relayout.write_cost:g})",
                  f"partial re-layout{' (the whole table, as the best layout)' if part['whole_table'] else ''}: "
-                 f"{part['partitions']} partitions, {part['rows_rewritten']:,} rows "
+                 f"{plural(part['partitions'], 'partition')}, {part['rows_rewritten']:,} rows "
                  f"({part['rows_rewritten'] / max(self.rows, 1):.0%} of the table), gain {_fmt(part['gain'])} per "
-                 f"window; break-even after {_q(part['break_even_queries'])} queries",
+                 f"window; {_break_even(part['break_even_queries'])}",
                  *([f"  {declined_text(self.relayout)}"] if self.relayout.declined is not None else
                    [f"  net of c x rows on queries its target was not fitted to: "
                     f"{_fmt(self.relayout.held_out_net)}"] if self.relayout.held_out_net is not None else []),
-                 f"partitions: {len(self.relayout.gains)}; hot {len(self.hot)}, cold {len(self.cold)}, "
+                 f"partitions: {self.current.layout.partition_count}; hot {len(self.hot)}, cold {len(self.cold)}, "
                  f"mis-cut {len(self.miscut)}"]
         for label, ids in (("hot", self.hot), ("mis-cut", self.miscut)):
             if ids:
@@ -181,8 +182,11 @@ def _num(x: float):
     return None if math.isinf(x) else round(x, 1)
 
 
-def _q(x) -> str:
-    return "never" if x is None else f"{x:,.1f}"
+def _break_even(x) -> str:
+    """When a rewrite pays back: after N queries like the window's, or never (it gains nothing)."""
+    if x is None:
+        return "never pays back: it gains nothing on queries like these"
+    return f"break-even after {x:,.1f} queries like these"
 
 
 def _fmt(n: float) -> str:

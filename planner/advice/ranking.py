@@ -292,8 +292,7 @@ def order_text(layout: Layout) -> str:
 
 
 def describe_layout(layout: Layout) -> str:
-    attrs = ", ".join(layout.attributes) or "-"
-    return f"{layout.strategy}: {len(layout.partitions)} partitions on ({attrs}), order {order_text(layout)}"
+    return f"{layout.strategy}: {layout.cut_text()}, order {order_text(layout)}"
 
 
 def ranking_rows(advice: Advice) -> list[dict]:
@@ -305,7 +304,7 @@ def ranking_rows(advice: Advice) -> list[dict]:
         v = c.verdict
         out.append({
             "strategy": c.layout.strategy,
-            "partitions": len(c.layout.partitions),
+            "partitions": c.layout.partition_count,
             "order": order_text(c.layout),
             "seconds": round(c.seconds, 3),
             "robustness_seconds": round(c.robustness, 3),

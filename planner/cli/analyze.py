@@ -15,6 +15,7 @@ from planner.cli.engine import check_metastore, workload_text
 from planner.cli.options import eventlog_options, metastore_uri, workload_options
 from planner.cnf.normalize import DEFAULT_BUDGET
 from planner.errors import InputError
+from planner.model.wording import plural
 from planner.workload import Schema, Workload, parse_workload
 from planner.workload.scans import schema_from_ddl
 
@@ -73,7 +74,7 @@ def analyze_cmd(workload, eventlog, window, tables, schema_path, budget, metasto
 def _summary(wl: Workload) -> str:
     skipped = ", ".join(f"{n} {k}" for k, n in wl.skipped) or "none"
     views = f"; views followed: {', '.join(wl.views)}" if wl.views else ""
-    return f"{wl.path}: {len(wl.queries)} queries; skipped statements: {skipped}{views}"
+    return f"{wl.path}: {plural(len(wl.queries), 'query', 'queries')}; skipped statements: {skipped}{views}"
 
 
 def analysis_text(wl: Workload, tables: list[TableAnalysis]) -> str:
@@ -82,13 +83,13 @@ def analysis_text(wl: Workload, tables: list[TableAnalysis]) -> str:
     for t in tables:
         counts = t.filter_counts()
         lines.append("")
-        lines.append(f"table {t.table}: {len(t.scans)} scans")
+        lines.append(f"table {t.table}: {plural(len(t.scans), 'scan')}")
         for note in t.notes:
             lines.append(f"  note: {note}")
         for c in sorted(t.candidates, key=lambda c: (-c.queries, c.column)):
             derived = " (derived)" if c.column in t.derived else ""
-            lines.append(f"  {c.column}{derived}: filtered by {counts.get(c.column, 0)} scans; "
-                         f"{len(c.conditions)} candidate conditions")
+            lines.append(f"  {c.column}{derived}: filtered by {plural(counts.get(c.column, 0), 'scan')}; "
+                         f"{plural(len(c.conditions), 'candidate condition')}")
             for i, cond in enumerate(c.conditions, 1):
                 lines.append(f"    c{i}: {cond}")
         unused: dict[tuple[str, str], int] = {}
@@ -98,7 +99,7 @@ def analysis_text(wl: Workload, tables: list[TableAnalysis]) -> str:
         if unused:
             lines.append("  not usable for pruning:")
             for (pred, why), n in sorted(unused.items(), key=lambda kv: -kv[1]):
-                lines.append(f"    {pred}  [{why}; {n} scans]")
+                lines.append(f"    {pred}  [{why}; {plural(n, 'scan')}]")
     notes = {n for q in wl.queries for n in q.notes}
     for n in sorted(notes):
         lines.append(f"note: {n}")

@@ -43,6 +43,7 @@ from planner.cnf.values import from_json, to_json
 from planner.cnf.valueset import ValueSet
 from planner.errors import LayoutError
 from planner.model.join_paths import JoinColumn
+from planner.model.wording import plural
 from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
 
@@ -118,9 +119,19 @@ class Layout:
     def kind(self, attribute: str) -> Kind:
         return dict(self.kinds)[attribute]
 
+    @property
+    def partition_count(self) -> int:
+        """The partitions the layout cuts the table into: its regions, the catch-all (partition 0,
+        expected empty, always read) left out. Every report counts partitions this way."""
+        return len(self.known_ids)
+
+    def cut_text(self) -> str:
+        """``12 partitions on (l_shipdate, l_quantity)``, or ``1 partition (the whole table)``."""
+        attrs = ", ".join(self.attributes)
+        return plural(self.partition_count, "partition") + (f" on ({attrs})" if attrs else " (the whole table)")
+
     def describe(self) -> str:
-        attrs = ", ".join(self.attributes) or "-"
-        return f"{self.strategy}: {len(self.partitions)} partitions on ({attrs}), order {self.order.describe()}"
+        return f"{self.strategy}: {self.cut_text()}, order {self.order.describe()}"
 
     # ---- versioned JSON ---------------------------------------------------------------------
     def to_json(self) -> dict:

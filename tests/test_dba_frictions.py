@@ -1,0 +1,48 @@
+"""The frictions a DBA met on the way to a production table (issue 34), one test each.
+
+Each test pins the fixed behaviour and fails on the behaviour the issue reports (quoted in the
+test's docstring). The ones that need Spark live with the Spark tests (``test_production.py``).
+"""
+from __future__ import annotations
+
+from planner.advice.layout_status import _break_even
+from planner.advice.ranking import describe_layout
+from planner.cnf.valueset import Interval, ValueSet
+from planner.model.layout import Layout, Partition
+from planner.model.wording import plural
+from planner.semantics.kinds import Kind
+
+
+def _two_way() -> Layout:
+    low = ValueSet((Interval(None, 5, False, True),), False, Kind.INTEGER)
+    high = ValueSet((Interval(5, None, False, False),), True, Kind.INTEGER)
+    return Layout("t", "hand", (Partition(1, (("x", low),)), Partition(2, (("x", high),))),
+                  kinds=(("x", Kind.INTEGER),))
+
+
+def test_counts_are_worded_in_the_singular_for_one():
+    """Was: "filtered by 1 scans", "1 partitions"."""
+    assert plural(1, "scan") == "1 scan"
+    assert plural(2, "scan") == "2 scans"
+    assert plural(1_000, "query", "queries") == "1,000 queries"
+
+
+def test_a_whole_table_layout_is_described_without_a_dash():
+    """Was: "none: 1 partitions on (-)"."""
+    whole = Layout("t", "none", (Partition(1, ()),))
+    assert describe_layout(whole).startswith("none: 1 partition (the whole table), order")
+    assert "(-)" not in whole.describe()
+
+
+def test_partition_counts_leave_out_the_catch_all_everywhere():
+    """Was: explain said "2 of 9 partitions" where status said 8: one counted the catch-all
+    (partition 0), the other did not. Every report now counts ``Layout.partition_count``."""
+    layout = _two_way()
+    assert layout.partition_count == 2
+    assert layout.cut_text() == "2 partitions on (x)"
+
+
+def test_a_rewrite_that_never_pays_back_says_so():
+    """Was: "break-even after never queries"."""
+    assert _break_even(None) == "never pays back: it gains nothing on queries like these"
+    assert _break_even(12.0) == "break-even after 12.0 queries like these"
