@@ -46,3 +46,30 @@ def test_a_rewrite_that_never_pays_back_says_so():
     """Was: "break-even after never queries"."""
     assert _break_even(None) == "never pays back: it gains nothing on queries like these"
     assert _break_even(12.0) == "break-even after 12.0 queries like these"
+
+
+def test_queries_are_named_by_statement_number_and_first_line_not_a_hash():
+    """Was: template hashes (``T1b5b9d59``) where a user expects query names."""
+    from planner.workload import parse_workload
+
+    wl = parse_workload("SELECT * FROM t WHERE x < 3;\n-- Q6: revenue change\nSELECT count(*) FROM t\n  WHERE x > 7;\n")
+    first, second = wl.queries
+    assert first.template.startswith("T")  # the grouping key is still a hash of the shape
+    assert first.label == "statement 1 (SELECT * FROM t WHERE x < 3)"
+    assert second.label == "statement 2 (Q6: revenue change)"
+
+
+def test_the_advice_names_queries_not_template_hashes():
+    from dataclasses import replace
+
+    from planner.advice.ranking import advice_text, advise
+    from planner.analysis.table_analysis import analyze_table
+    from planner.workload import parse_workload
+    from test_guard import COLUMNS, PARAMS, stats_of
+
+    wl = parse_workload("SELECT * FROM t WHERE x BETWEEN 1 AND 2;\nSELECT * FROM t WHERE x BETWEEN 5 AND 6;\n")
+    k = list(range(1, 121))
+    text = advice_text(advise(wl, analyze_table(wl, "t", COLUMNS), stats_of(k, [v % 4 for v in k]),
+                              replace(PARAMS, allow_regressions=True)))
+    assert "statement 1 (SELECT * FROM t WHERE x BETWEEN 1 AND 2) and 1 like it" in text
+    assert wl.queries[0].template not in text

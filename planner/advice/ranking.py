@@ -336,12 +336,17 @@ def per_template(advice: Advice, cost: LayoutCost) -> list[dict]:
     rows: dict[str, dict] = {}
     for sc in cost.per_scan:
         q = advice.workload.queries[sc.query]
-        r = rows.setdefault(q.template, {"template": q.template, "scans": 0, "seconds": 0.0, "rows_read": 0.0,
-                                         "bytes_read": 0.0})
+        r = rows.setdefault(q.template, {"template": q.template, "name": q.label, "statements": set(), "scans": 0,
+                                         "seconds": 0.0, "rows_read": 0.0, "bytes_read": 0.0})
+        r["statements"].add(q.number)
         r["scans"] += 1
         r["seconds"] += sc.seconds
         r["rows_read"] += sc.rows
         r["bytes_read"] += sc.bytes
+    for r in rows.values():  # a shape many statements share: named by its first, counted
+        n = len(r.pop("statements"))
+        if n > 1:
+            r["name"] += f" and {n - 1} like it"
     return sorted(rows.values(), key=lambda r: -r["rows_read"])
 
 
@@ -356,7 +361,7 @@ def explain_winner(advice: Advice, limit: int = 40) -> list[str]:
         used = [a for a in scan.sets if a in layout.attributes]
         why = ("pruned by " + ", ".join(f"{a} IN {scan.sets[a]}" for a in used)) if used and hits[i].sum() < len(
             regions) else "no predicate on the partition attributes: reads every partition"
-        lines.append(f"  statement {q.number} ({q.template}, {scan.alias}): {int(hits[i].sum())}/{len(regions)} "
+        lines.append(f"  {q.label}, {scan.alias}: {int(hits[i].sum())}/{len(regions)} "
                      f"partitions, ~{_fmt(cost.per_scan[i].rows)} rows; {why}")
     if len(advice.analysis.scans) > limit:
         lines.append(f"  … {len(advice.analysis.scans) - limit} more scans (see --format json)")
@@ -405,9 +410,9 @@ def advice_text(advice: Advice) -> str:
         lines += ["", f"winner: {describe_layout(best.layout)}"]
     lines += _pick_lines(advice)
     lines += _regression_lines(advice)
-    lines += ["per query template (winner):"]
+    lines += ["per query (winner; statements of one shape together):"]
     for r in per_template(advice, best)[:25]:
-        lines.append(f"  {r['template'][:40]:<40} {r['scans']:>5} scans  {_seconds(r['seconds']):>8}  "
+        lines.append(f"  {r['name'][:70]:<70} {r['scans']:>5} scans  {_seconds(r['seconds']):>8}  "
                      f"{_fmt(r['rows_read']):>10} rows  {_fmt(r['bytes_read']):>10}B")
     lines += ["", "why each query reads what it reads (winner):"] + explain_winner(advice)
     for note in advice.analysis.notes:

@@ -26,7 +26,7 @@ from planner.errors import InputError, Location, SchemaError, WorkloadError
 from planner.workload.parse import Parsed, classify
 from planner.workload.pushdown import has_derived_sources, push_into_derived
 from planner.workload.scans import Schema, iter_scans, table_name
-from planner.workload.statements import Statement, split_statements, template_name
+from planner.workload.statements import Statement, comment_name, first_line, split_statements, template_name
 from planner.workload.views import ViewLookup, Views
 
 DIALECTS = ("hive", "spark")
@@ -49,6 +49,13 @@ class Query:
     template: str
     scans: tuple[Scan, ...]
     notes: tuple[str, ...] = ()
+    name: str = ""  # the comment right above the statement, if any
+
+    @property
+    def label(self) -> str:
+        """How reports name the query: its statement number and its name, else its first line
+        (``template`` is a key for grouping, a hash where no comment names the statement)."""
+        return f"statement {self.number} ({self.name or first_line(self.sql)})"
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,7 @@ class _Reader:
         note = (f"statement {stmt.number} uses Hive syntax the reader cannot parse (table functions, UNIQUEJOIN, "
                 "TRANSFORM … ROW FORMAT, …): its tables count as read whole, its filters are ignored")
         self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, parsed.tokens),
-                                  tuple(scans), (note,)))
+                                  tuple(scans), (note,), comment_name(stmt.comments)))
 
     def query(self, stmt: Statement, parsed: Parsed, where: Location, tree: exp.Expression,
               extra_notes: tuple[str, ...] = ()) -> tuple[tuple, tuple[Scan, ...], tuple[str, ...]] | None:
@@ -223,7 +230,7 @@ class _Reader:
             notes.append(f"statement {stmt.number} reads no table (constants, VALUES or a table function): "
                          "nothing to lay out")
         self.queries.append(Query(stmt.number, stmt.line, stmt.sql, template_name(stmt.comments, tokens),
-                                  scans, tuple(dict.fromkeys(notes))))
+                                  scans, tuple(dict.fromkeys(notes)), comment_name(stmt.comments)))
 
     def workload(self) -> Workload:
         followed = sorted(k for k in self.view_statements if k in self.views.read)

@@ -221,17 +221,33 @@ _LITERAL_TOKENS = frozenset({TokenType.STRING, TokenType.NUMBER, TokenType.NATIO
                              TokenType.HEREDOC_STRING, TokenType.UNICODE_STRING})
 
 
+def comment_name(comments: tuple[str, ...]) -> str:
+    """The name a statement's closest leading comment gives it ("" without one)."""
+    for c in reversed(comments):  # the comment closest to the statement names it
+        c = c.strip()
+        if c:
+            return c.split("\n")[-1].strip()[:60]
+    return ""
+
+
+def first_line(sql: str, width: int = 60) -> str:
+    """A statement's first line of text, shortened for a report ("SELECT l_returnflag, sum(…")."""
+    line = next((ln.strip() for ln in sql.splitlines() if ln.strip()), "")
+    line = " ".join(line.split())
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
 def template_name(comments: tuple[str, ...], tokens) -> str:
-    """A statement's name: its closest leading comment, else a hash of its shape.
+    """A statement's template, the key statements of one shape share: its closest leading
+    comment, else a hash of its shape. Reports name a query by ``Query.label`` instead.
 
     The shape is the token stream with every literal replaced by ``?`` (keywords and unquoted
     names lower-cased), so ``a < 5`` and ``A < 7`` share a template. Tokens, not the parsed tree:
     replacing 10,000 literals of an IN list in a sqlglot tree one by one costs quadratic time.
     """
-    for c in reversed(comments):  # the comment closest to the statement names it
-        c = c.strip()
-        if c:
-            return c.split("\n")[-1].strip()[:60]
+    named = comment_name(comments)
+    if named:
+        return named
     shape = "\x1e".join(f"{t.token_type.name}\x1f" + ("?" if t.token_type in _LITERAL_TOKENS else (
         t.text if t.token_type == TokenType.IDENTIFIER else t.text.lower())) for t in tokens)
     return "T" + hashlib.sha1((shape + "\x1e").encode("utf-8", "surrogatepass")).hexdigest()[:8]
