@@ -73,3 +73,24 @@ def test_the_advice_names_queries_not_template_hashes():
                               replace(PARAMS, allow_regressions=True)))
     assert "statement 1 (SELECT * FROM t WHERE x BETWEEN 1 AND 2) and 1 like it" in text
     assert wl.queries[0].template not in text
+
+
+def test_robustness_probes_only_the_columns_the_workload_filters_or_the_user_names():
+    """Was: a free-text column no query filters decided the default layout through robustness
+    probes (``note in ['n640777', 'n732730')``)."""
+    from planner.advice.ranking import advise
+    from planner.analysis.table_analysis import analyze_table
+    from planner.costmodel.robustness import probe_columns
+    from planner.costmodel.sample import SampleFrame
+    from planner.workload import parse_workload
+    from test_guard import COLUMNS, PARAMS, stats_of
+
+    wl = parse_workload("SELECT * FROM t WHERE x BETWEEN 1 AND 2;")
+    analysis = analyze_table(wl, "t", COLUMNS)
+    k = list(range(1, 121))
+    stats = stats_of(k, [v % 4 for v in k])
+    sample = SampleFrame(stats.sample)
+    assert probe_columns(analysis, sample) == ["x"]
+    assert probe_columns(analysis, sample, ("K",)) == ["k", "x"]
+    guard = advise(wl, analysis, stats, PARAMS).guard
+    assert {q.column for q in guard.queries} == {"x"}  # k, filtered by no query, is not probed

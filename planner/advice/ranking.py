@@ -28,9 +28,9 @@ from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams, LayoutCost
 from planner.costmodel.current import is_current
 from planner.costmodel.robustness import (
+    probe_columns,
     range_queries,
     robustness_analysis,
-    table_columns,
 )
 from planner.costmodel.search import Scorer, SearchResult, clustered_columns, search
 from planner.costmodel.statistics import TableStats
@@ -193,10 +193,10 @@ def written_where_read(result: SearchResult, score: Scorer, stats: TableStats, p
 
 def make_guard(model: CostModel, workload: Workload) -> Guard:
     """The guard over the workload's scans and the robustness set of the model's table."""
-    queries = range_queries(model.sample, model.kinds, table_columns(model.analysis, model.sample))
+    queries = range_queries(model.sample, model.kinds,
+                            probe_columns(model.analysis, model.sample, model.params.robustness_columns))
     robust = model.sibling(robustness_analysis(model.analysis, queries))
-    labels = [f"statement {workload.queries[s.query].number} ({workload.queries[s.query].template})"
-              for s in model.scans]
+    labels = [workload.queries[s.query].label for s in model.scans]
     p = model.params
     return Guard(model, robust, queries, labels, p.guard_threshold, p.guard_slack_seconds, p.guard_slack_share)
 

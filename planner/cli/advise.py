@@ -80,8 +80,12 @@ class TableOutcome:
               help="Rows per Parquet page the layout will be written with (Spark skips pages by their index).")
 @click.option("--robustness-weight", type=click.FloatRange(min=0), default=CostParams.robustness_weight,
               show_default=True,
-              help="Weight of the robustness set (ranges on every column) in the score, as a share of the "
-                   "workload's volume: higher keeps queries the workload does not name cheaper, at the workload's cost.")
+              help="Weight of the robustness set (ranges on the columns the workload filters, and those of "
+                   "--robustness-column) in the score, as a share of the workload's volume: higher keeps queries the "
+                   "workload does not name cheaper, at the workload's cost.")
+@click.option("--robustness-column", "robustness_columns", multiple=True, metavar="COLUMN",
+              help="Also keep ad-hoc ranges on this column cheap, though the workload does not filter it "
+                   "(repeatable).")
 @click.option("--aggregation-factor", is_flag=True, help="Weigh aggregating queries twice (CPS paper's g(q)).")
 @click.option("--allow-regressions", is_flag=True,
               help="Advise the fastest layout even if some queries would get noticeably slower than today "
@@ -91,7 +95,8 @@ class TableOutcome:
 @workload_options
 def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_rows, max_partitions,
                min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
-               page_rows, robustness_weight, aggregation_factor, allow_regressions, calibration, metastore, state_dir,
+               page_rows, robustness_weight, robustness_columns, aggregation_factor, allow_regressions, calibration,
+               metastore, state_dir,
                dialect, on_error, fmt):
     """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
     layout.json, report.md) for each table worth laying out.
@@ -107,7 +112,9 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
     params = CostParams(max_partitions=max_partitions, min_partition_bytes=int(min_partition_mb * 2**20),
                         target_file_bytes=int(target_file_mb * 2**20), row_group_rows=row_group_rows,
                         partition_overhead_rows=partition_overhead_rows, file_overhead_rows=file_overhead_rows,
-                        page_rows=page_rows, robustness_weight=robustness_weight, aggregation_factor=aggregation_factor,
+                        page_rows=page_rows, robustness_weight=robustness_weight,
+                        robustness_columns=tuple(c.lower() for c in robustness_columns),
+                        aggregation_factor=aggregation_factor,
                         allow_regressions=allow_regressions)
     spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
     from planner.cli.calibrate import load_time_params

@@ -74,6 +74,10 @@ class CostParams:
     # The robustness set's share of the score (planner.costmodel.search): 0.1 weighs it like a
     # tenth of the workload's volume.
     robustness_weight: float = 0.1
+    # Columns the robustness set probes besides those the workload filters (``--robustness-column``):
+    # columns the user expects ad-hoc queries on. A column nobody filters (a free-text note) does
+    # not decide a layout.
+    robustness_columns: tuple[str, ...] = ()
     # An ordered pick is written where its rows are read, skipping the shuffle that gives each
     # partition one sorted run, when the runs the splits leave (``write_runs``) cost the workload at
     # most this share more (``planner.advice.ranking``). SF 1 TPC-H: +0.5 % rows for a build 1.2x faster.

@@ -1,7 +1,8 @@
 """The robustness set: queries no workload names, to judge a layout beyond the queries it saw.
 
 Amoeba's case is the ad-hoc query: a range on any one column. So the set holds, for every
-orderable column of the table, ranges at a few selectivities and positions, cut at the sample's
+orderable column the workload filters (and every column the user names, ``probe_columns``),
+ranges at a few selectivities and positions, cut at the sample's
 quantiles: with ``SELECTIVITIES = (0.05, 0.1)`` and ``STARTS = (0.1, 0.45, 0.8)`` a column gets
 ``[q10, q15)``, ``[q45, q50)``, ``[q80, q85)``, ``[q10, q20)``, ``[q45, q55)`` and ``[q80, q90)``.
 A column with few values gets what its quantiles allow (a single value when ``q10 == q11``).
@@ -70,10 +71,21 @@ def robustness_analysis(analysis: TableAnalysis, queries: list[RangeQuery]) -> T
     return TableAnalysis(analysis.table, analysis.kinds, analysis.derived, scans, ())
 
 
+def probe_columns(analysis: TableAnalysis, sample: SampleFrame, named=()) -> list[str]:
+    """The columns the robustness set probes: those some scan of the workload filters, and those
+    ``named`` (by the user), in the table's column order. Not every column of the table: a column
+    no query filters (a free-text note, an id nobody looks up) must not decide the layout through
+    ranges nobody runs."""
+    filtered = {c for s in analysis.scans for c in s.sets} | {c.column for c in analysis.candidates}
+    wanted = filtered | {c.lower() for c in named}
+    return [c for c in table_columns(analysis, sample) if c in wanted]
+
+
 def table_columns(analysis: TableAnalysis, sample: SampleFrame) -> list[str]:
     """The table's own orderable columns the sample holds (no derived attributes)."""
     return [c for c, k in analysis.kinds.items()
             if k is not Kind.OTHER and c not in analysis.derived and sample.has(c)]
 
 
-__all__ = ["RangeQuery", "SELECTIVITIES", "STARTS", "range_queries", "robustness_analysis", "table_columns"]
+__all__ = ["RangeQuery", "SELECTIVITIES", "STARTS", "probe_columns", "range_queries", "robustness_analysis",
+           "table_columns"]
