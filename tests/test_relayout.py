@@ -186,3 +186,17 @@ def test_file_size_entropy_counts_the_shortfall_from_full_files():
     split = file_size_entropy([("p=1", 128 * mb)] + [("p=2", 5 * mb)] * 10, 128 * mb)
     assert split.worst[0][0] == "p=2" and split.worst[0][2] > 0.8 and split.small == 10
     assert 0 < split.table < 1 and "p=2 (10 files" in split.text()
+
+
+def test_a_plan_that_recuts_nothing_prints_no_sql():
+    """Issue 34: ``relayout --print-sql`` printed ``… IN ()`` and ``ALTER TABLE … DROP IF EXISTS;``
+    (both rejected by Spark) where ``relayout`` itself said "nothing to re-cut"."""
+    import pytest
+
+    from planner.emit.relayout_sql import drop_partitions
+
+    plan = plan_relayout(_model(WINDOW), _quarters(), _by_y(), write_cost=1e6)
+    assert plan.chosen == ()
+    assert relayout_script(plan, COLUMNS, "db.t", "db.t__planner_relayout", {}, dialect="hive") == []
+    with pytest.raises(ValueError):
+        drop_partitions("db.t", "planner_pid", [])

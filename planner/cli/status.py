@@ -247,6 +247,16 @@ def relayout_cmd(table, workload, eventlog, window, calibration, sample_rows, ma
                     metastore, state_dir, console, fix_order=fix_order,
                     params=_params(max_partitions, min_partition_mb), validate=validate, calibration=calibration)
     plan = w.plan
+    if not plan.chosen:  # the same answer with --print-sql: no statement is printed for nothing to do
+        msg = (f"{w.table}: no partition gains more than {write_cost:g} x its rows for this workload; "
+               "nothing to re-cut")
+        if plan.declined is not None:
+            from planner.advice.layout_status import declined_text
+
+            msg = f"{w.table}: {declined_text(plan)}; nothing re-cut (--no-validate decides on the window alone)"
+        payload = {"table": w.table, "plan": plan.to_json(), "report": None}
+        click.echo(json.dumps(payload | ({"statements": []} if print_sql else {})) if fmt == "json" else msg)
+        return
     if print_sql:
         from hive_integration.apply.apply_layout import SparkRunner, describe_source
         from planner.emit.apply_sql import statements_text
@@ -258,16 +268,10 @@ def relayout_cmd(table, workload, eventlog, window, calibration, sample_rows, ma
         if fmt == "json":
             click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "statements": stmts}, indent=2))
         else:
+            click.echo(f"-- re-cut {len(plan.chosen)} partitions of {w.table} into {len(plan.new_ids)}, as SQL to run "
+                       "while nothing reads the table (`planner relayout` itself swaps the partitions in one "
+                       "metastore call instead of the INSERT OVERWRITE and DROP)")
             click.echo(statements_text(stmts), nl=False)
-        return
-    if not plan.chosen:
-        msg = (f"{w.table}: no partition gains more than {write_cost:g} x its rows for this workload; "
-               "nothing to re-cut")
-        if plan.declined is not None:
-            from planner.advice.layout_status import declined_text
-
-            msg = f"{w.table}: {declined_text(plan)}; nothing re-cut (--no-validate decides on the window alone)"
-        click.echo(json.dumps({"table": w.table, "plan": plan.to_json(), "report": None}) if fmt == "json" else msg)
         return
     from hive_integration.apply.relayout import relayout
 

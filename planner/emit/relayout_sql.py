@@ -83,6 +83,8 @@ def add_partitions(table: str | exp.Table, column: str, locations: Mapping[int, 
 
 
 def drop_partitions(table: str | exp.Table, column: str, ids: Sequence[int], *, dialect: str = "hive") -> exp.Alter:
+    if not ids:  # ``ALTER TABLE t DROP IF EXISTS`` with no partition: neither Hive nor Spark reads it
+        raise ValueError("no partition to drop")
     parts = [exp.Partition(expressions=[_spec(column, pid)]) for pid in ids]
     return exp.Alter(this=table_expr(table, dialect), kind="TABLE",
                      actions=[exp.DropPartition(expressions=parts, exists=True)])
@@ -91,9 +93,13 @@ def drop_partitions(table: str | exp.Table, column: str, ids: Sequence[int], *, 
 def relayout_script(plan: RelayoutPlan, columns: Mapping[str, str], source: str | exp.Table,
                     staging: str | exp.Table, staged_locations: Mapping[int, str], *, dialect: str = "hive",
                     file_format: str = "PARQUET", staging_location: str | None = None) -> list[str]:
-    """Every statement, for a DBA: SETs, staging table, the INSERT OVERWRITE, ADD, DROP, new layout."""
+    """Every statement, for a DBA: SETs, staging table, the INSERT OVERWRITE, ADD, DROP, new layout.
+    Nothing for a plan that re-cuts nothing (``relayout`` then runs nothing either: an empty re-cut
+    would read ``WHERE planner_pid IN ()`` and drop no partition)."""
     from planner.emit.ddl import layout_properties
 
+    if not plan.chosen:
+        return []
     stmts: list[exp.Expression] = list(dynamic_partition_settings(plan.layout, dialect))
     stmts.append(staging_create(plan, columns, staging, staging_location, file_format=file_format, dialect=dialect))
     stmts.append(recut_insert(plan, columns, source, staging, dialect=dialect))
