@@ -25,6 +25,8 @@ from planner.cli.console import Console
 from planner.cli.engine import check_metastore, start_spark, verbose
 from planner.cli.options import metastore_options, output_file_option, workload_options
 from planner.errors import InputError, Location, WorkloadError
+from planner.model.layout import CATCH_ALL
+from planner.model.wording import plural
 from planner.rewrite.query_rewrite import (
     RewriteNote,
     ScanExplanation,
@@ -48,6 +50,9 @@ class StatementResult:
     estimated_rows: list[int | None] = field(default_factory=list)
     table_rows: list[int | None] = field(default_factory=list)
     skipped: str = ""  # why the statement was left as it is (under --on-error skip)
+    lead: str = ""  # the comments between the statement before and this one, kept in the output
+    tables: list[tuple[str, str, str]] = field(default_factory=list)  # (qualified, db, table) it reads
+    end: int = 0  # offset in the file just after the statement
 
 
 def _source(layout_paths, metastore, state_dir, console: Console):
@@ -72,6 +77,42 @@ def _source(layout_paths, metastore, state_dir, console: Console):
     return SparkCatalogLayouts(spark), lambda: None
 
 
+def _comments(between: str) -> str:
+    """The comments in the text between two statements (its ``;``, blank lines and spaces around
+    them dropped): ``-- Q6: revenue change`` above a query stays above its rewrite."""
+    between = between.lstrip()
+    if between.startswith(";"):
+        between = between[1:]
+    lines = [ln.rstrip() for ln in between.strip("\n").splitlines()]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+def unmatched_layouts(results: list[StatementResult], source) -> list[str]:
+    """For each ``--layout`` whose table no statement reads: why (a table of the same name read in
+    another database: the unqualified name meant the current database, not the layout's)."""
+    known = getattr(source, "by_table", None)
+    if not known:
+        return []
+    read = {q for r in results for q, _, _ in r.tables}
+    out = []
+    for table in sorted(known):
+        if table in read:
+            continue
+        short = table.rsplit(".", 1)[-1]
+        near = sorted(q for q in read if q.rsplit(".", 1)[-1] == short)
+        db = table.rsplit(".", 1)[0]
+        if near:
+            out.append(f"the layout of {table} matched no scan: the queries read {', '.join(near)} (an unqualified "
+                       f"`{short}` is read in the current database; give --database {db}, or qualify the name)")
+        else:
+            out.append(f"the layout of {table} matched no scan: no statement reads {table}")
+    return out
+
+
 def _estimate(layout, read) -> tuple[int | None, int | None]:
     sizes = dict(layout.meta).get("partition_rows") or {}
     if not sizes:
@@ -85,8 +126,10 @@ def process(path: str, source, *, dialect: str, database: str | None, on_error: 
     current_db = database.lower() if database else None
     out: list[StatementResult] = []
     shadowed: set[str] = set()  # temporary views and tables the file makes: later unqualified names read them
+    end = 0  # where the statement before ends in ``text``
     for stmt in split_statements(text, path, dialect):
-        result = StatementResult(stmt.number, stmt.line, stmt.sql, stmt.sql)
+        result = StatementResult(stmt.number, stmt.line, stmt.sql, stmt.sql, lead=_comments(text[end:stmt.start]))
+        end = result.end = stmt.start + len(stmt.sql)
         out.append(result)
         current_db = _rewrite_statement(stmt, result, path, source, dialect, current_db, on_error, explain, shadowed)
         made = session_name(stmt, dialect)
@@ -120,6 +163,7 @@ def _rewrite_statement(stmt, result: StatementResult, path: str, source, dialect
     try:
         # the tables are listed from the tree already parsed: no second parse just for them
         read = [r for r in base_tables(parsed.tree, current_db) if r[2].lower() not in shadowed]
+        result.tables = read
         layouts, columns = layouts_of(read, source)
         if not layouts:
             return current_db
@@ -152,11 +196,15 @@ def _common(fn):
 
 def _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt,
          explain: bool) -> list[StatementResult]:
-    source, close = _source(layout_paths, metastore, state_dir, Console(fmt))
+    console = Console(fmt)
+    source, close = _source(layout_paths, metastore, state_dir, console)
     try:
-        return process(queries, source, dialect=dialect, database=database, on_error=on_error, explain=explain)
+        results = process(queries, source, dialect=dialect, database=database, on_error=on_error, explain=explain)
     finally:
         close()
+    for note in unmatched_layouts(results, source):
+        console.say(f"note: {note}")
+    return results
 
 
 @click.command("rewrite")
@@ -172,7 +220,9 @@ def rewrite_cmd(queries, output, layout_paths, database, metastore, state_dir, d
                    for r in results]
         text = json.dumps(payload, indent=2)
     else:
-        text = "".join(r.rewritten.rstrip() + ";\n\n" for r in results)
+        text = "".join((r.lead + "\n" if r.lead else "") + r.rewritten.rstrip() + ";\n\n" for r in results)
+        tail = _comments(_tail(queries, results))
+        text += tail + "\n" if tail else ""
         pruned = sum(1 for r in results if r.rewritten != r.sql)
         skipped = sum(1 for r in results if r.skipped)
         click.echo(f"{pruned} of {len(results)} statements rewritten to prune partitions"
@@ -181,6 +231,11 @@ def rewrite_cmd(queries, output, layout_paths, database, metastore, state_dir, d
         Path(output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+def _tail(path: str, results: list[StatementResult]) -> str:
+    """The text after the file's last statement (comments at its end)."""
+    return read_text(path)[results[-1].end if results else 0:]
 
 
 def _rows(n: int | None) -> str:
@@ -202,6 +257,7 @@ def explain_cmd(queries, layout_paths, database, metastore, state_dir, dialect, 
                    for r in results]
         click.echo(json.dumps(payload, indent=2))
         return
+    shown = False
     for r in results:
         head = " ".join(r.sql.split())
         click.echo(f"statement {r.number} (line {r.line}): {head[:100]}{'…' if len(head) > 100 else ''}")
@@ -212,8 +268,11 @@ def explain_cmd(queries, layout_paths, database, metastore, state_dir, dialect, 
             click.echo("  no laid-out table read")
         for s, n, est, total in zip(r.scans, r.notes, r.estimated_rows, r.table_rows):
             name = s.table if s.alias in ("", s.table, s.table.split(".")[-1]) else f"{s.table} AS {s.alias}"
-            click.echo(f"  {name}: reads {len(s.partitions_read)} of {s.partitions_total} partitions, "
+            # counted as every report counts them (``Layout.partition_count``): the catch-all left out
+            regions = [p for p in s.partitions_read if p != CATCH_ALL]
+            click.echo(f"  {name}: reads {len(regions)} of {plural(s.partitions_total - 1, 'partition')}, "
                        f"~{_rows(est)} of {_rows(total)} rows")
+            shown = True
             if not n.rewritten:
                 click.echo(f"    not pruned: {n.reason}")
             elif s.predicates_used:
@@ -226,4 +285,7 @@ def explain_cmd(queries, layout_paths, database, metastore, state_dir, dialect, 
             if n.guard:
                 click.echo(f"    pruning holds in session {n.guard}; in any other the query reads every partition")
             if s.partitions_matching:
-                click.echo(f"    every row of {len(s.partitions_matching)} partition(s) matches")
+                click.echo(f"    every row of {plural(len(s.partitions_matching), 'partition')} matches")
+    if shown:
+        click.echo(f"(partition counts leave out partition {CATCH_ALL}, the catch-all: expected empty, every query "
+                   "reads it)")
