@@ -65,3 +65,10 @@ class ApplyError(PlannerError):
 
 class LeaseError(ApplyError):
     """Another apply holds the table."""
+
+
+class Interrupted(PlannerError):
+    """Ctrl-C stopped a command that changes tables; the message says what state they are in and
+    which command continues."""
+
+    exit_code = 130

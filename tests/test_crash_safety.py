@@ -228,3 +228,70 @@ def test_a_lease_with_an_unreadable_time_counts_as_expired(spark, source):
     report = apply_layout(SparkRunner(spark), int_layout(source))  # unreadable age: expired
     assert report.rows == ROWS
     finished(spark, source, before)
+
+
+# ---- issue 34: Ctrl-C and a second apply of the same advice -------------------------------------
+class CtrlC(SparkRunner):
+    """Ctrl-C while the INSERT runs: pyspark turns SIGINT into a KeyboardInterrupt in the driver."""
+
+    def execute(self, sql: str):
+        if sql.lstrip().upper().startswith("INSERT"):
+            raise KeyboardInterrupt
+        return super().execute(sql)
+
+
+def test_ctrl_c_releases_the_lease_and_says_how_to_continue_in_one_line(spark, source):
+    """Was: about 40 lines of py4j tracebacks, "interrupted", and a lease that made the next apply
+    refuse for 6 hours unless --break-lease."""
+    from planner.errors import Interrupted
+
+    before = rows(spark, source)
+    with pytest.raises(Interrupted) as info:
+        apply_layout(CtrlC(spark), int_layout(source))
+    message = str(info.value)
+    assert "\n" not in message and info.value.exit_code == 130
+    assert f"interrupted at step insert: {source} is unchanged, its lease released" in message
+    assert "the same command resumes or redoes it" in message
+    intact(spark, source, before)  # no lease left: the next apply needs no --break-lease
+    apply_layout(SparkRunner(spark), int_layout(source))
+    finished(spark, source, before)
+
+
+class Recording(SparkRunner):
+    def __init__(self, spark):
+        super().__init__(spark)
+        self.statements: list[str] = []
+
+    def execute(self, sql: str):
+        self.statements.append(sql)
+        return super().execute(sql)
+
+
+def test_a_second_apply_of_the_same_advice_writes_nothing(spark, source):
+    """Was: the second run rewrote and verified the whole table before refusing because the
+    backup's name existed, and left the full copy behind."""
+    before = rows(spark, source)
+    apply_layout(SparkRunner(spark), int_layout(source))
+    again = Recording(spark)
+    report = apply_layout(again, int_layout(source))
+    assert report.already_applied and "already has this layout" in report.text()
+    written = [s for s in again.statements if s.lstrip().upper().startswith(("INSERT", "CREATE", "ALTER", "DROP"))]
+    assert written == []
+    finished(spark, source, before)
+
+
+def test_a_taken_backup_name_is_refused_before_anything_is_written(spark, source):
+    before = rows(spark, source)
+    from dataclasses import replace
+
+    from hive_integration.apply.apply_layout import backup_name
+
+    layout = replace(int_layout(source), meta=(("advised_at", "2026-01-02T03:04:05Z"),))  # a stable backup name
+
+    backup = backup_name(source, dialect="spark", layout=layout).sql("spark")
+    spark.sql(f"CREATE TABLE {backup} (x INT) USING parquet")
+    run = Recording(spark)
+    with pytest.raises(ApplyError, match="already exists, and .* does not hold this layout.*nothing was changed"):
+        apply_layout(run, layout)
+    assert not [s for s in run.statements if s.lstrip().upper().startswith(("INSERT", "CREATE"))]
+    intact(spark, source, before)

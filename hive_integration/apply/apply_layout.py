@@ -49,7 +49,7 @@ from planner.emit.ddl import (
     replaced_text,
     table_expr,
 )
-from planner.errors import ApplyError, LayoutError, LeaseError
+from planner.errors import ApplyError, Interrupted, LayoutError, LeaseError
 from planner.model.layout import Layout, clashing_ids
 from planner.model.write_plan import write_plan
 
@@ -341,12 +341,16 @@ class ApplyReport:
     seconds: float = 0.0
     dropped_old: bool = False
     resumed: str | None = None
+    already_applied: bool = False  # the table had this layout already: nothing was done
     steps: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
 
     def text(self) -> str:
+        if self.already_applied:
+            kept = f"; the previous table is kept as {self.backup}" if self.backup else ""
+            return f"{self.table} already has this layout ({self.layout}){kept}: nothing to do"
         lines = [f"applied {self.layout} to {self.table}: {self.rows:,} rows verified in {self.seconds:.1f} s"]
         if self.resumed:
             lines.append(f"resumed: {self.resumed}")
@@ -519,8 +523,22 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             report.seconds = time.monotonic() - started
             return report
 
+    # everything that can be checked is, before the lease and before any write
+    current = cat.properties(src)
+    backup = backup_name(cat.sql(src), dialect=runner.dialect, layout=layout).name
+    if _same_layout(current, layout):
+        report.already_applied = True
+        report.backup = names.qualified(backup) if cat.exists(backup) else ""
+        say(f"{names.qualified(src)} already has this layout: nothing to do")
+        report.seconds = time.monotonic() - started
+        return report
+    if cat.exists(backup):
+        raise ApplyError(f"{names.qualified(backup)}, the name the previous table would be kept under, already "
+                         f"exists, and {names.qualified(src)} does not hold this layout (was the table laid out again "
+                         "since?); nothing was changed: drop or rename it, or advise again")
     columns = source_columns(cat, layout, expected_columns)
     _check_ids(cat, layout)
+    check_sideways_keys(cat, layout)
     source = cat.source_table(src)
     replaced = source.metadata.replaced_partitioning(layout)
     if replaced and not replace_partitioning:
@@ -557,7 +575,6 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                 cat.drop(new)
             else:
                 report.resumed = f"reused {names.qualified(new)} verified by an earlier run"
-        backup = backup_name(cat.sql(src), dialect=runner.dialect, layout=layout).name
         plan = write_plan(layout, table_bytes=cat.bytes(src))
         stmts = apply_statements(layout, columns, cat.sql(src), cat.sql(new), dialect=runner.dialect,
                                  backup=cat.sql(backup), plan=plan)
@@ -577,7 +594,6 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             say(f"created {names.qualified(new)}")
             fault("after_create")
             step = "insert"
-            check_sideways_keys(cat, layout)
             fault("before_insert")
             say(f"writing: {plan.describe()}")
             observe = getattr(runner, "execute_observed", None)
@@ -614,6 +630,8 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                                  f"did renaming {names.qualified(backup)} back ({e2}); the data is in "
                                  f"{names.qualified(backup)}: rename it to {names.qualified(src)} by hand") from e
             raise
+    except KeyboardInterrupt:
+        raise interrupted(cat, owner, step, backup) from None
     except Exception as e:
         try:
             release_lease(cat, src, owner)
@@ -631,6 +649,33 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
     after_apply(runner, layout, say)
     report.seconds = time.monotonic() - started
     return report
+
+
+def interrupted(cat: Catalog, owner: str, step: str, backup: str) -> Interrupted:
+    """Ctrl-C at ``step``: give the lease back and say, in one line, what state the tables are in.
+    (Spark cancels the running job itself: pyspark's SIGINT handler; the driver JVM ignores SIGINT.)"""
+    names = cat.names
+    src, new = names.source, names.new
+    try:
+        release_lease(cat, src, owner)
+        lease = "its lease released"
+    except Exception as e:  # noqa: BLE001 - the catalog is out of reach: say so, the state below may be unknown
+        lease = f"its lease not released ({str(e).splitlines()[0][:120]}): continue with --break-lease"
+    try:
+        have_src, have_new = cat.exists(src), cat.exists(new)
+        state = cat.properties(new).get(STATE) if have_new else None
+    except Exception:  # noqa: BLE001
+        return Interrupted(f"applying the layout to {names.qualified(src)} was interrupted at step {step}; the "
+                           f"catalog could not be read afterwards ({lease}): run the same command again to resume")
+    if not have_src:
+        where = f"its rows are in {names.qualified(backup)} and {names.qualified(new)}" if have_new else \
+            f"its rows are in {names.qualified(backup)}"
+        return Interrupted(f"applying the layout to {names.qualified(src)} was interrupted between the two renames: "
+                           f"{names.qualified(src)} is missing for now ({where}); the same command finishes the swap")
+    kept = f"; {names.qualified(new)} was kept ({state or 'incomplete'}): the same command resumes or redoes it" \
+        if have_new else ""
+    return Interrupted(f"applying the layout to {names.qualified(src)} was interrupted at step {step}: "
+                       f"{names.qualified(src)} is unchanged, {lease}{kept}")
 
 
 def _verify(cat: Catalog, columns: Mapping[str, str], report: ApplyReport, say, *, drop_on_mismatch: bool,
