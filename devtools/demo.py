@@ -1,6 +1,7 @@
 """``./dev run``: the whole flow on the embedded metastore, from nothing.
 
-1. generate TPC-H lineitem with tpchgen-cli (cached per scale under .planner/data);
+1. generate TPC-H lineitem with tpchgen-cli (cached per scale in the state folder's ``data/``: the
+   user's, ``~/.local/state/planner`` or ``$PLANNER_HOME``, as for every planner command);
 2. load it into a Hive Parquet table ``tpch.lineitem`` (small row groups, as a DBA's table would be);
    a table holding another scale is reloaded (``--scale`` always means what it says);
 3. ``planner advise`` the bundled TPC-H workload against it;
@@ -43,13 +44,13 @@ def main(argv=None) -> int:
 def _run(args) -> int:
     from devtools.demo_compare import apply_and_compare, current_layout
     from devtools.tpch_data import generate_lineitem
-    from hive_integration.spark.session import build_spark_session, default_state_dir
+    from hive_integration.spark.session import LOCAL_MASTER, build_spark_session, default_state_dir
 
     state = Path(args.state_dir).resolve() if args.state_dir else default_state_dir()
     t0 = time.time()
     print(f"[1/4] generating TPC-H lineitem at scale {args.scale:g} …", flush=True)
     data = generate_lineitem(args.scale, state / "data")
-    spark = build_spark_session(state)
+    spark = build_spark_session(state, master=LOCAL_MASTER)  # the demo runs locally, whatever spark-defaults say
     if not spark.catalog.databaseExists("tpch"):
         spark.sql("CREATE DATABASE tpch")
     _load(spark, data, args.scale)
@@ -62,8 +63,10 @@ def _run(args) -> int:
         print(f"[3/4] advising {args.workload} …", flush=True)
         from planner.cli.main import cli
 
+        # the demo's own session: its state folder and its embedded metastore, whatever a planner.toml
+        # or a hive-site.xml around would name
         cli.main(args=["advise", args.workload, "--table", TABLE, "--out-dir", args.out_dir,
-                       *(["--state-dir", str(state)] if args.state_dir else [])],
+                       "--state-dir", str(state), "--metastore", "embedded"],
                  prog_name="planner", standalone_mode=False)
         advice_dir = Path(args.out_dir)
         if not (advice_dir / "layout.json").exists():

@@ -8,7 +8,12 @@ Traps:
 - ``auth`` must match the server: ``NOSASL`` against
   ``hive.server2.authentication=NOSASL`` (what SparkThriftServer starts);
   ``NONE`` with a username against the default SASL PLAIN.  A mismatch shows up
-  only as ``TSocket read 0 bytes``.
+  only as ``TSocket read 0 bytes``, so the error says which mode was tried.
+- ``LDAP`` and ``CUSTOM`` both send the user and password as SASL PLAIN (the server
+  cannot tell them apart); pyhive wants a password with them and only with them.  A
+  wrong password comes back as ``Bad status: 3 (b'Error validating the login')`` from
+  the connect itself; the server's log has the reason.  ``KERBEROS`` needs a ticket
+  (``kinit``) and the ``kerberos`` module for pure-sasl's GSSAPI.
 - A statement without a result set (DDL, INSERT) has ``cursor.description is
   None``; calling ``fetchall()`` on it raises, so we return ``[]`` instead.
 - Each session keeps its own ``SET`` values (e.g. ``hive.exec.dynamic.partition``);
@@ -56,26 +61,47 @@ def _reason(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
 
+def login_failure(host: str, port: int, auth: str, user: str | None, exc: BaseException) -> str:
+    """One line saying why HiveServer2 ``host:port`` could not be logged in to with ``auth``."""
+    text = _reason(exc) if isinstance(exc, Exception) else str(exc)
+    where = f"HiveServer2 {host}:{port}"
+    if "Error validating the login" in text or "Bad status: 3" in text:
+        who = f" of {user}" if user else ""
+        if auth in ("LDAP", "CUSTOM"):
+            return f"{where} refused the login{who} (auth={auth}): wrong user or password"
+        return (f"{where} refused the login{who} (auth={auth}): it checks passwords; give --hs2-auth LDAP "
+                "(or CUSTOM) and the password")
+    if "read 0 bytes" in text:
+        return (f"cannot log in to {where} with auth={auth}: the server closed the connection, which is what "
+                "a server expecting another authentication does; give its hive.server2.authentication as "
+                "--hs2-auth (Hive's default is NONE)")
+    if isinstance(exc, ImportError):
+        return f"cannot log in to {where} with auth={auth}: {exc} (KERBEROS needs the kerberos module and a ticket)"
+    return f"cannot connect to {where} (auth={auth}): {text}"
+
+
 class HiveServer2Client:
     """``with HiveServer2Client("127.0.0.1", port) as hs2: hs2.execute("SELECT 1")``."""
 
     def __init__(self, host: str, port: int, *, database: str = "default",
-                 auth: str = "NOSASL", username: str | None = None):
+                 auth: str = "NOSASL", username: str | None = None, password: str | None = None,
+                 kerberos_service_name: str | None = None):
         self.host, self.port, self.database = host, int(port), database
-        self.auth, self.username = auth, username
+        self.auth, self.username = auth.upper(), username
+        self._password, self.kerberos_service_name = password, kerberos_service_name
         self._conn = None
 
     def open(self) -> "HiveServer2Client":
+        secure = self.auth in ("LDAP", "CUSTOM")
         try:
             self._conn = hive.connect(
                 self.host, self.port, database=self.database,
                 auth=self.auth, username=self.username,
+                password=self._password if secure else None,
+                kerberos_service_name=self.kerberos_service_name if self.auth == "KERBEROS" else None,
             )
-        except (TException, OSError, pyhive_exc.Error) as e:
-            raise MetastoreError(
-                f"cannot connect to HiveServer2 {self.host}:{self.port} "
-                f"(auth={self.auth}): {_reason(e)}"
-            ) from e
+        except (TException, OSError, pyhive_exc.Error, ImportError) as e:
+            raise MetastoreError(login_failure(self.host, self.port, self.auth, self.username, e)) from e
         return self
 
     def close(self) -> None:

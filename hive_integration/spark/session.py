@@ -1,19 +1,32 @@
-"""Build the one local SparkSession (with Hive support) the planner talks to.
+"""Build the one SparkSession (with Hive support) the planner talks to.
 
 Why a builder of our own: a default ``enableHiveSupport()`` session scatters state
 into the current directory (``metastore_db/``, ``derby.log``, ``spark-warehouse/``)
 and into /tmp (``/tmp/hive``, ``/tmp/<user>``, ``blockmgr-*``).  Here every piece
-of state lives under one ``state_dir`` so tests can use a tmp dir and the CLI a
-project-local ``.planner/``.
+of state lives under one ``state_dir``: per user by default (``default_state_dir``),
+a tmp dir in the tests.
+
+The session is the user's Spark, not a fixed one: ``master`` (default ``local[2]``, the demo's),
+the user's ``spark-defaults.conf`` and ``hive-site.xml`` (``hive_integration.spark.user_conf``) and
+any ``conf`` given. The planner's own settings are defaults where the user set nothing; a few that
+the planner's correctness rests on are always its own (``FORCED``). On a cluster master the
+settings that only suit a 2-core local driver (driver memory, 8 shuffle partitions, a driver bound
+to 127.0.0.1, no UI, a local Hive scratch folder) are left out.
 
 Traps (found by hand, Spark 4.3 / Hive 2.3.10 jars):
 - JVM options (``-Dderby.system.home``, ``-Djava.io.tmpdir``) only take effect
   when the driver JVM is launched, i.e. on the *first* session of the process.
   ``getOrCreate()`` silently returns an existing session and ignores static
-  confs, so we refuse a second session with a different warehouse instead of
+  confs, so we refuse a second session with a different warehouse or master instead of
   quietly writing to the wrong place.
 - Two JVMs cannot open the same embedded Derby (``ERROR XSDB6``).  To share a
-  catalog between processes pass ``metastore_uri`` (a StandaloneMetastore).
+  catalog between processes pass ``metastore_uri`` (a StandaloneMetastore); a second JVM on
+  the embedded one is refused before it starts (``hive_integration.spark.derby_lock``).
+- A ``hive-site.xml`` on the driver's class path (``SPARK_CONF_DIR``, ``HADOOP_CONF_DIR``) with
+  ``hive.metastore.uris`` beats the embedded Derby's connection URL: the embedded session sets
+  ``hive.metastore.uris`` to "" to stay embedded.
+- A ``--conf spark.driver.extraJavaOptions`` replaces the one in spark-defaults.conf, so the
+  planner's ``-D`` options are prepended to the user's, never dropped or dropping theirs.
 - ``hive.exec.scratchdir`` defaults to ``/tmp/hive`` even on the local file
   system; ``hive.exec.local.scratchdir`` / ``hive.downloaded.resources.dir`` /
   ``hive.querylog.location`` default under ``java.io.tmpdir``: set them all.
@@ -31,7 +44,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from planner.errors import PlannerError
+from hive_integration.spark.user_conf import default_state_dir as default_state_dir  # re-exported
+from planner.errors import MetastoreError, PlannerError
 
 #: Shuffle partitions for a 2-core box: the default 200 makes tiny tasks dominate.
 DEFAULT_SHUFFLE_PARTITIONS = 8
@@ -69,17 +83,6 @@ logger.hmshandler.level = fatal
 logger.createnamespace.name = org.apache.spark.sql.execution.datasources.v2.CreateNamespaceExec
 logger.createnamespace.level = error
 """
-
-
-def default_state_dir() -> Path:
-    """The project-local ``.planner/`` directory (``$PLANNER_HOME`` overrides)."""
-    env = os.environ.get("PLANNER_HOME")
-    if env:
-        return Path(env).expanduser().resolve()
-    repo = Path(__file__).resolve().parents[1]
-    if (repo / "setup.cfg").exists():  # running from a checkout / editable install
-        return repo / ".planner"
-    return Path.home() / ".planner"
 
 
 def write_log4j2_config(directory: Path, level: str = "WARN") -> Path:
@@ -144,86 +147,161 @@ def java_options(state_dir: Path, *, log_level: str = "WARN") -> str:
     )
 
 
+LOCAL_MASTER = "local[2]"
+
+#: Settings the planner's correctness rests on: a user's value never replaces these.
+#: ``partitionOverwriteMode=dynamic``: INSERT OVERWRITE ... PARTITION (p) replaces only the
+#: partitions written, like Hive does; "static" would first wipe every partition of the table.
+FORCED = ("spark.sql.catalogImplementation", "spark.sql.sources.partitionOverwriteMode")
+
+#: Settings that suit only a local driver on a small machine; left out on a cluster master.
+LOCAL_ONLY = ("spark.driver.host", "spark.driver.bindAddress", "spark.ui.enabled", "spark.sql.shuffle.partitions",
+              "spark.driver.memory", "spark.hadoop.hive.exec.scratchdir")
+
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def is_local(master: str) -> bool:
+    return master.strip().lower().startswith("local")
+
+
 def spark_conf(
     state_dir: Path, *, metastore_uri: str | None = None, log_level: str = "WARN"
 ) -> dict[str, str]:
-    """All Spark settings ``build_spark_session`` uses (also used by SparkThriftServer)."""
+    """The planner's own Spark settings for a local driver (also used by SparkThriftServer)."""
     state_dir = Path(state_dir).resolve()
     d = state_dirs(state_dir)
     conf = {
         "spark.sql.catalogImplementation": "hive",
         "spark.sql.warehouse.dir": str(d["warehouse"]),
         "spark.local.dir": str(d["spark_local"]),
-        "spark.driver.extraJavaOptions": java_options(state_dir, log_level=log_level),
+        _JAVA_OPTIONS: java_options(state_dir, log_level=log_level),
         "spark.driver.host": "127.0.0.1",
         "spark.driver.bindAddress": "127.0.0.1",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(DEFAULT_SHUFFLE_PARTITIONS),
-        # INSERT OVERWRITE ... PARTITION (p) replaces only the partitions written,
-        # like Hive does; "static" would first wipe every partition of the table.
         "spark.sql.sources.partitionOverwriteMode": "dynamic",
         "spark.driver.memory": "2g",
     }
     for k, v in hive_state_conf(state_dir).items():
         conf[f"spark.hadoop.{k}"] = v
-    if metastore_uri:
-        conf["spark.hadoop.hive.metastore.uris"] = metastore_uri
-    else:
-        db = state_dir / "metastore_db"
-        conf["spark.hadoop.javax.jdo.option.ConnectionURL"] = (
-            f"jdbc:derby:;databaseName={db};create=true"
-        )
+    conf.update(metastore_conf(state_dir, metastore_uri))
     return conf
+
+
+def metastore_conf(state_dir: Path, metastore_uri: str | None) -> dict[str, str]:
+    """The settings that name the metastore: ``metastore_uri``, or the embedded Derby in
+    ``state_dir`` (with ``hive.metastore.uris`` empty, so no ``hive-site.xml`` overrides it)."""
+    if metastore_uri:
+        return {"spark.hadoop.hive.metastore.uris": metastore_uri}
+    db = Path(state_dir).resolve() / "metastore_db"
+    return {"spark.hadoop.hive.metastore.uris": "",
+            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db};create=true"}
+
+
+def session_settings(state_dir: Path, *, metastore_uri: str | None = None, master: str | None = None,
+                     conf: dict | None = None, env=None) -> dict[str, str]:
+    """Every setting of the session ``build_spark_session`` starts, ``spark.master`` included.
+
+    Precedence, lowest first: the planner's defaults (``spark_conf``; on a cluster master without
+    ``LOCAL_ONLY``), the user's ``spark-defaults.conf``, ``conf`` (``--conf``/planner.toml), then
+    ``FORCED`` and the metastore the planner was told to use. ``master``: given, else
+    ``spark.master`` of ``conf`` or of ``spark-defaults.conf``, else ``local[2]``. The warehouse
+    folder is the user's where ``spark-defaults.conf``/``conf`` or the ``hive-site.xml``
+    (``hive.metastore.warehouse.dir``) of a remote metastore names one."""
+    from hive_integration.spark.user_conf import hive_site, spark_defaults
+
+    user = spark_defaults(env)
+    explicit = {k: str(v) for k, v in (conf or {}).items()}
+    master = master or explicit.get("spark.master") or user.get("spark.master") or LOCAL_MASTER
+    ours = spark_conf(state_dir, metastore_uri=metastore_uri)
+    if not is_local(master):
+        for key in LOCAL_ONLY:
+            ours.pop(key, None)
+    if metastore_uri and "hive.metastore.warehouse.dir" in hive_site(env):
+        ours.pop("spark.sql.warehouse.dir")  # Spark takes the hive-site's, as it would without the planner
+    settings = {**ours, **user, **explicit}
+    java = [ours[_JAVA_OPTIONS]] + [v for v in (user.get(_JAVA_OPTIONS), explicit.get(_JAVA_OPTIONS)) if v]
+    settings[_JAVA_OPTIONS] = " ".join(java)  # later -D options win in the JVM: the user's
+    settings.update({k: ours[k] for k in FORCED})
+    settings.update(metastore_conf(state_dir, metastore_uri))
+    settings["spark.master"] = master
+    return settings
 
 
 def build_spark_session(
     state_dir: Path,
     *,
     metastore_uri: str | None = None,
+    master: str | None = None,
     app_name: str = "planner",
     conf: dict | None = None,
     quiet: bool = True,
 ) -> SparkSession:
-    """A local[2] Hive-enabled SparkSession with all state under ``state_dir``.
+    """A Hive-enabled SparkSession on ``master`` with the planner's state under ``state_dir``.
 
     ``metastore_uri`` (``thrift://host:port``) points at a standalone metastore;
-    without it the catalog is an embedded Derby in ``state_dir/metastore_db``.
-    ``conf`` entries override ours.  Start-up takes ~7-10 s, plus ~8 s at the
-    first catalog call when Derby creates its schema.  ``quiet`` drops the JVM's start-up
+    without it the catalog is an embedded Derby in ``state_dir/metastore_db``, refused at once
+    (``MetastoreError``) when another process has it. ``conf`` entries override ours and the
+    user's ``spark-defaults.conf`` (``session_settings``). Start-up takes ~7-10 s locally, plus ~8 s
+    at the first catalog call when Derby creates its schema.  ``quiet`` drops the JVM's start-up
     notice about incubator modules (see ``NOISE``); ``--verbose`` in the CLI turns it off.
     """
     state_dir = Path(state_dir).resolve()
-    settings = spark_conf(state_dir, metastore_uri=metastore_uri)
-    settings.update({k: str(v) for k, v in (conf or {}).items()})
+    settings = session_settings(state_dir, metastore_uri=metastore_uri, master=master, conf=conf)
 
     # getActiveSession() is per thread; _instantiatedSession is the process-wide one.
     active = SparkSession.getActiveSession() or SparkSession._instantiatedSession
     if active is not None:
         current = active.conf.get("spark.sql.warehouse.dir", None)
-        wanted = settings["spark.sql.warehouse.dir"]
-        if current and Path(current.removeprefix("file:")).resolve() != Path(wanted):
+        wanted = settings.get("spark.sql.warehouse.dir")
+        if current and wanted and Path(current.removeprefix("file:")).resolve() != Path(wanted):
             raise PlannerError(
                 f"a SparkSession is already running with warehouse {current}; "
                 f"stop it before building one for {state_dir}"
             )
+        running = active.sparkContext.master
+        if (master or (conf or {}).get("spark.master")) and running != settings["spark.master"]:
+            raise PlannerError(f"a SparkSession is already running on {running}; stop it before starting one "
+                               f"on {settings['spark.master']}")
         return active
 
+    from hive_integration.spark.user_conf import check_spark_home
+
+    check_spark_home()
+    if not metastore_uri:
+        refuse_shared_derby(state_dir)
     # Python workers must be this interpreter (the venv), not whatever is on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    # Without it Spark resolves the hostname and may pick a non-loopback NIC.
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if is_local(settings["spark.master"]):
+        # Without it Spark resolves the hostname and may pick a non-loopback NIC.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     if quiet:
         _launch_quiet_gateway(settings)
         _quiet_query_context_loggers()
-    builder = SparkSession.builder.master("local[2]").appName(app_name)
+    builder = SparkSession.builder.master(settings["spark.master"]).appName(app_name)
     for k, v in settings.items():
         builder = builder.config(k, v)
     spark = builder.enableHiveSupport().getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def refuse_shared_derby(state_dir: Path) -> None:
+    """Raise ``MetastoreError`` (one line) when another process uses ``state_dir``'s embedded
+    metastore; else hold the folder (``planner.pid``) for this process's life, so that a planner
+    starting in the same instant waits its turn the same way."""
+    from hive_integration.spark.derby_lock import derby_holder, hold_state_dir
+
+    holder = hold_state_dir(state_dir) or derby_holder(Path(state_dir) / "metastore_db")
+    if holder is not None:
+        raise MetastoreError(
+            f"the embedded metastore in {state_dir} is in use by {holder.describe()}; it boots in one process "
+            "at a time: wait for that one to finish, give this command its own --state-dir, or share a "
+            "standalone metastore between commands with --metastore thrift://HOST:PORT (docs/production.md)")
 
 
 # Lines the JVM prints that are not problems: Spark 4 runs with ``--add-modules

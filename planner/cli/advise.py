@@ -96,8 +96,7 @@ class TableOutcome:
 def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_rows, max_partitions,
                min_partition_mb, target_file_mb, row_group_rows, partition_overhead_rows, file_overhead_rows,
                page_rows, robustness_weight, robustness_columns, aggregation_factor, allow_regressions, calibration,
-               metastore, state_dir,
-               dialect, on_error, fmt):
+               engine, dialect, on_error, fmt):
     """Rank candidate layouts for the tables WORKLOAD reads and write the advice (ddl.sql, apply.sql,
     layout.json, report.md) for each table worth laying out.
 
@@ -116,10 +115,11 @@ def advise_cmd(workload, eventlog, window, tables, out_dir, min_gain, sample_row
                         robustness_columns=tuple(c.lower() for c in robustness_columns),
                         aggregation_factor=aggregation_factor,
                         allow_regressions=allow_regressions)
-    spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    spark, engine = start_spark(engine, console, verbose=verbose())
+    state = engine.state_dir
     from planner.cli.calibrate import load_time_params
 
-    params = replace(params, time=load_time_params(state, calibration))
+    params = replace(params, time=load_time_params(state, calibration or engine.calibration))
     from hive_integration.spark.view_lookup import spark_view_lookup
 
     views = spark_view_lookup(spark)  # views the metastore defines are followed to their tables

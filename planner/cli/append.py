@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from planner.cli.apply import runner_for
 from planner.cli.console import Console
-from planner.cli.options import break_lease_option, format_option, metastore_options
+from planner.cli.options import break_lease_option, format_option, hiveserver2_options, metastore_options
 from planner.emit.apply_sql import append_statements, statements_text
 from planner.emit.ddl import layout_from_properties
 from planner.errors import ApplyError, InputError
@@ -30,12 +30,12 @@ def _norm(t: str) -> str:
 @click.command("append")
 @click.argument("batch")
 @click.option("--into", "target", required=True, help="The laid-out table to append to, e.g. tpch.lineitem.")
-@click.option("--hiveserver2", metavar="HOST:PORT", help="Run on HiveServer2 (NOSASL) instead of in-process Spark.")
+@hiveserver2_options
 @click.option("--print-sql", is_flag=True, help="Print the statements instead of running them.")
 @break_lease_option
 @format_option
 @metastore_options
-def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastore, state_dir):
+def append_cmd(batch, target, hs2, print_sql, break_lease, fmt, engine):
     """Insert the rows of table BATCH into laid-out table TARGET, each into its partition."""
     from hive_integration.apply.apply_layout import (
         Catalog,
@@ -46,7 +46,7 @@ def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastor
     )
 
     console = Console(fmt)
-    runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
+    runner, spark = runner_for(hs2, engine, console)
     try:
         into, src = Catalog(runner, TableNames.of(target)), Catalog(runner, TableNames.of(batch))
         if not into.exists(into.names.source):
@@ -103,5 +103,5 @@ def append_cmd(batch, target, hiveserver2, print_sql, break_lease, fmt, metastor
                            f"partition(s): {', '.join(map(str, broken[:20]))}; `planner relayout {target} "
                            "WORKLOAD --fix-order` rewrites only those")
     finally:
-        if hiveserver2:
+        if spark is None:
             runner.close()

@@ -13,10 +13,17 @@ from pathlib import Path
 import click
 
 from planner.cli.console import Console
-from planner.cli.engine import start_spark, verbose
-from planner.cli.options import break_lease_option, format_option, metastore_options
+from planner.cli.engine import hiveserver2_login, start_spark, verbose
+from planner.cli.options import (
+    EngineOptions,
+    HiveServer2Options,
+    break_lease_option,
+    format_option,
+    hiveserver2_options,
+    metastore_options,
+)
 from planner.emit.ddl import columns_of_create
-from planner.errors import InputError, LayoutError
+from planner.errors import LayoutError
 from planner.model.layout import Layout
 
 
@@ -78,29 +85,22 @@ def advice_folders(folder: Path) -> list[Path]:
     return order
 
 
-def hiveserver2_address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise InputError(f"--hiveserver2 must look like host:port, not {value!r}")
-    return host, int(port)
-
-
-def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | None, console: Console):
+def runner_for(hs2: HiveServer2Options, engine: EngineOptions, console: Console):
     """The statement runner the options name (HiveServer2, or this process's Spark) and its Spark."""
     from hive_integration.apply.apply_layout import HiveServer2Runner, SparkRunner
 
-    if hiveserver2:
-        if metastore or state_dir:
-            raise InputError("--hiveserver2 runs everything on the server; drop --metastore/--state-dir")
-        return HiveServer2Runner(*hiveserver2_address(hiveserver2)), None
-    spark, _ = start_spark(state_dir, metastore, console, verbose=verbose())
+    login = hiveserver2_login(hs2, engine)
+    if login is not None:
+        runner = HiveServer2Runner(login.host, login.port, **login.client_options())
+        runner.client.open()  # a wrong password or address: one line now, before anything is read
+        return runner, None
+    spark, _ = start_spark(engine, console, verbose=verbose())
     return SparkRunner(spark), spark
 
 
 @click.command("apply")
 @click.argument("advice_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--hiveserver2", metavar="HOST:PORT", help="Run the statements on HiveServer2 (NOSASL) instead "
-              "of an in-process Spark.")
+@hiveserver2_options
 @click.option("--drop-old", is_flag=True, help="Drop the previous table (<t>__before_<stamp>) after success.")
 @break_lease_option
 @click.option("--file-format", type=click.Choice(["PARQUET", "ORC"], case_sensitive=False), default=None,
@@ -111,8 +111,7 @@ def runner_for(hiveserver2: str | None, metastore: str | None, state_dir: str | 
               "columns, so jobs that write or drop those partitions by name must change. Refused without it.")
 @format_option
 @metastore_options
-def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, replace_partitioning, fmt, metastore,
-              state_dir):
+def apply_cmd(advice_dir, hs2, drop_old, break_lease, file_format, replace_partitioning, fmt, engine):
     """Create <t>__planner_new from ADVICE_DIR, fill and verify it, and swap it in for <t>.
 
     ADVICE_DIR may also be the folder ``advise`` wrote for several tables: each is applied in turn,
@@ -125,7 +124,7 @@ def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, repla
     console = Console(fmt)
     if len(plans) > 1:
         console.say("applying " + ", then ".join(layout.table for _, layout in plans))
-    runner, spark = runner_for(hiveserver2, metastore, state_dir, console)
+    runner, spark = runner_for(hs2, engine, console)
     reports = []
     try:
         for folder, layout in plans:
@@ -135,7 +134,7 @@ def apply_cmd(advice_dir, hiveserver2, drop_old, break_lease, file_format, repla
                                             file_format=file_format.upper() if file_format else None,
                                             replace_partitioning=replace_partitioning))
     finally:
-        if hiveserver2:
+        if spark is None:
             runner.close()
     if fmt == "json":
         docs = [r.to_json() for r in reports]

@@ -44,12 +44,13 @@ def load_time_params(state, path: str | None = None) -> TimeParams:
               help="Timed runs per probe (the fastest counts).")
 @metastore_options
 @format_option
-def calibrate_cmd(rows: int, rounds: int, state_dir: str | None, metastore: str | None, fmt: str) -> None:
+def calibrate_cmd(rows: int, rounds: int, engine, fmt: str) -> None:
     """Measure the time model's coefficients on this Spark and keep them in the state directory."""
     from hive_integration.spark.calibration import calibrate
 
     console = Console(fmt)
-    spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    spark, engine = start_spark(engine, console, verbose=verbose())
+    state = engine.state_dir
     result, measured = calibrate(spark, rows=rows, rounds=rounds, say=console.say)
     state.mkdir(parents=True, exist_ok=True)
     path = state / CALIBRATION_FILE

@@ -3,7 +3,12 @@
 * ``--dialect`` (hive, the language of workload files and of what a DBA runs; spark also reads),
   ``--on-error`` (fail or skip), ``--format`` (text or json).
 * ``--metastore thrift://HOST:PORT`` is checked for its form when the command line is read (a
-  usage error, exit 2), and for being reachable before any Spark starts (exit 1).
+  usage error, exit 2), and for being reachable before any Spark starts (exit 1). With it come
+  ``--state-dir``, ``--master`` and ``--conf KEY=VALUE`` (every command that may start Spark has
+  them), their defaults in planner.toml (``planner.cli.config``).
+* ``--hiveserver2 HOST:PORT`` (apply, append) and how to log in: ``--hs2-auth``, ``--hs2-user``,
+  ``--hs2-password-env``, ``--hs2-kerberos-service``. A password is never an option's value (it
+  would show in ``ps``): it comes from an environment variable or the terminal.
 * Inputs must exist when the command line is read: no JVM is started for a typo in a path.
 * Outputs say what they are: ``--out-dir`` is a folder (advise), ``--output``/``-o`` a file
   (rewrite). The old spelling ``--out`` still works for both.
@@ -11,10 +16,13 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
 import click
+
+from planner.cli.config import AUTH_MODES
 
 DIALECTS = ("hive", "spark")
 DEFAULT_DIALECT = "hive"
@@ -45,28 +53,119 @@ def workload_options(fn):
     return dialect_option(on_error_option(format_option(fn)))
 
 
-def metastore_uri(ctx, param, value):
-    if value is None:
-        return None
-    parsed = urlparse(value)
-    if parsed.scheme != "thrift" or not parsed.hostname:
-        raise click.BadParameter(f"must look like thrift://host:port, not {value!r}")
-    try:
-        port = parsed.port
-    except ValueError:
-        port = None
-    if not port:
-        raise click.BadParameter(f"must name a port (thrift://host:port), not {value!r}")
+EMBEDDED = "embedded"
+
+
+def thrift_uris(value: str) -> str:
+    """``value`` checked to be ``thrift://host:port`` (or Hive's comma-separated list of them)."""
+    for one in value.split(","):
+        parsed = urlparse(one.strip())
+        if parsed.scheme != "thrift" or not parsed.hostname:
+            raise click.BadParameter(f"must look like thrift://host:port, not {value!r}")
+        try:
+            port = parsed.port
+        except ValueError:
+            port = None
+        if not port:
+            raise click.BadParameter(f"must name a port (thrift://host:port), not {value!r}")
     return value
 
 
+def metastore_uri(ctx, param, value):
+    if value is None:
+        return None
+    return thrift_uris(value)
+
+
+def engine_metastore(ctx, param, value):
+    if value is None or value.strip().lower() == EMBEDDED:
+        return value and EMBEDDED
+    return thrift_uris(value)
+
+
+def _conf_pairs(ctx, param, values) -> tuple[tuple[str, str], ...]:
+    out = []
+    for v in values:
+        key, eq, val = v.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"must look like key=value (e.g. spark.executor.memory=8g), not {v!r}")
+        out.append((key.strip(), val.strip()))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Where a command's Spark runs and which catalog it reads, as its command line says (None: not
+    given; ``planner.cli.engine.resolve_engine`` fills in planner.toml, the user's Hive and Spark
+    configuration, then the defaults)."""
+
+    metastore: str | None = None  # thrift://…, or "embedded"
+    state_dir: str | None = None
+    master: str | None = None
+    conf: tuple[tuple[str, str], ...] = ()
+
+    def given(self) -> list[str]:
+        """The options given, as spelled on the command line."""
+        return [name for name, v in (("--metastore", self.metastore), ("--state-dir", self.state_dir),
+                                     ("--master", self.master), ("--conf", self.conf)) if v]
+
+
 def metastore_options(fn):
-    fn = click.option("--metastore", metavar="thrift://HOST:PORT", callback=metastore_uri,
-                      help="A standalone Hive Metastore (default: the embedded one in --state-dir).")(fn)
-    fn = click.option("--state-dir", type=click.Path(file_okay=False), default=None,
-                      help="Where the embedded metastore, warehouse and caches live (default: the checkout's "
-                           ".planner/, or $PLANNER_HOME).")(fn)
-    return fn
+    """``--metastore``, ``--state-dir``, ``--master`` and ``--conf``, passed on as one ``engine``
+    argument (an ``EngineOptions``)."""
+    @click.option("--metastore", metavar="thrift://HOST:PORT", callback=engine_metastore,
+                  help="The Hive metastore: thrift://HOST:PORT, or 'embedded' (a Derby in --state-dir). Default: "
+                       "planner.toml's, else hive.metastore.uris of the hive-site.xml in SPARK_CONF_DIR or "
+                       "HADOOP_CONF_DIR, else embedded.")
+    @click.option("--state-dir", type=click.Path(file_okay=False), default=None,
+                  help="Where the embedded metastore, warehouse, caches and calibration live (default: "
+                       "$PLANNER_HOME, else planner.toml's, else ~/.local/state/planner).")
+    @click.option("--master", metavar="URL", default=None,
+                  help="Spark master: local[N], spark://HOST:PORT, yarn, k8s://… (default: planner.toml's, else "
+                       "spark.master of spark-defaults.conf, else local[2]).")
+    @click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE", callback=_conf_pairs,
+                  help="A Spark setting, as spark-submit's --conf (repeatable); beats planner.toml's [conf] and "
+                       "spark-defaults.conf.")
+    @functools.wraps(fn)
+    def wrapper(*args, metastore=None, state_dir=None, master=None, conf=(), **kwargs):
+        return fn(*args, engine=EngineOptions(metastore, state_dir, master, conf), **kwargs)
+
+    return wrapper
+
+
+@dataclass(frozen=True)
+class HiveServer2Options:
+    """``--hiveserver2`` and its ``--hs2-*`` options as given (None: not given)."""
+
+    address: str | None = None  # host:port, or "off"
+    auth: str | None = None
+    user: str | None = None
+    password_env: str | None = None
+    kerberos_service: str | None = None
+
+
+def hiveserver2_options(fn):
+    """``--hiveserver2 HOST:PORT`` and how to log in to it, passed on as one ``hs2`` argument."""
+    @click.option("--hiveserver2", metavar="HOST:PORT",
+                  help="Run the statements on HiveServer2 instead of an in-process Spark ('off': in-process even "
+                       "when planner.toml names one).")
+    @click.option("--hs2-auth", type=click.Choice(AUTH_MODES, case_sensitive=False), default=None,
+                  help="HiveServer2's hive.server2.authentication (default: planner.toml's, else NOSASL, what "
+                       "`python -m devtools.servers thriftserver` starts; Hive's own default is NONE).")
+    @click.option("--hs2-user", metavar="NAME", default=None, help="The user to log in as (default: yours).")
+    @click.option("--hs2-password-env", metavar="VAR", default=None,
+                  help="With LDAP or CUSTOM: the environment variable holding the password (default: "
+                       "PLANNER_HS2_PASSWORD); unset, the password is asked for on the terminal.")
+    @click.option("--hs2-kerberos-service", metavar="NAME", default=None,
+                  help="With KERBEROS: the service name of HiveServer2's principal (default: hive).")
+    @functools.wraps(fn)
+    def wrapper(*args, hiveserver2=None, hs2_auth=None, hs2_user=None, hs2_password_env=None,
+                hs2_kerberos_service=None, **kwargs):
+        hs2 = HiveServer2Options(hiveserver2, hs2_auth.upper() if hs2_auth else None, hs2_user, hs2_password_env,
+                                 hs2_kerberos_service)
+        return fn(*args, hs2=hs2, **kwargs)
+
+    return wrapper
 
 
 def calibration_option(fn):

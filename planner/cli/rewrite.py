@@ -22,8 +22,8 @@ from pathlib import Path
 import click
 
 from planner.cli.console import Console
-from planner.cli.engine import check_metastore, start_spark, verbose
-from planner.cli.options import metastore_options, output_file_option, workload_options
+from planner.cli.engine import check_metastore, resolve_engine, start_spark, verbose
+from planner.cli.options import EngineOptions, metastore_options, output_file_option, workload_options
 from planner.errors import InputError, Location, WorkloadError
 from planner.model.layout import CATCH_ALL
 from planner.model.wording import plural
@@ -55,8 +55,9 @@ class StatementResult:
     end: int = 0  # offset in the file just after the statement
 
 
-def _source(layout_paths, metastore, state_dir, console: Console):
-    """The layout source the options name, and a function that closes it."""
+def _source(layout_paths, engine: EngineOptions, console: Console):
+    """The layout source the options name, and a function that closes it. A remote metastore
+    (``--metastore``, planner.toml or a hive-site.xml) is read over thrift: no JVM starts."""
     from hive_integration.metastore.layouts import (
         FileLayouts,
         MetastoreLayouts,
@@ -64,16 +65,17 @@ def _source(layout_paths, metastore, state_dir, console: Console):
     )
 
     if layout_paths:
-        if metastore:
-            raise InputError("give either --layout files or --metastore, not both")
+        if engine.given():
+            raise InputError(f"give either --layout files or {'/'.join(engine.given())}, not both")
         return FileLayouts(layout_paths), lambda: None
-    if metastore:
+    resolved = resolve_engine(engine)
+    if resolved.remote:
         from hive_integration.metastore.thrift_client import MetastoreClient
 
-        check_metastore(metastore)
-        client = MetastoreClient(metastore).open()
+        uri = check_metastore(resolved.metastore, resolved.metastore_from)
+        client = MetastoreClient(uri).open()
         return MetastoreLayouts(client), client.close
-    spark, _ = start_spark(state_dir, None, console, verbose=verbose())
+    spark, _ = start_spark(engine, console, verbose=verbose())
     return SparkCatalogLayouts(spark), lambda: None
 
 
@@ -194,10 +196,10 @@ def _common(fn):
     return workload_options(metastore_options(fn))
 
 
-def _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt,
+def _run(queries, layout_paths, engine, dialect, database, on_error, fmt,
          explain: bool) -> list[StatementResult]:
     console = Console(fmt)
-    source, close = _source(layout_paths, metastore, state_dir, console)
+    source, close = _source(layout_paths, engine, console)
     try:
         results = process(queries, source, dialect=dialect, database=database, on_error=on_error, explain=explain)
     finally:
@@ -211,9 +213,9 @@ def _run(queries, layout_paths, metastore, state_dir, dialect, database, on_erro
 @click.argument("queries", type=click.Path(exists=True, dir_okay=False))
 @output_file_option
 @_common
-def rewrite_cmd(queries, output, layout_paths, database, metastore, state_dir, dialect, on_error, fmt):
+def rewrite_cmd(queries, output, layout_paths, database, engine, dialect, on_error, fmt):
     """Add the partition predicate of each laid-out table to every query in QUERIES."""
-    results = _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt, explain=False)
+    results = _run(queries, layout_paths, engine, dialect, database, on_error, fmt, explain=False)
     if fmt == "json":
         payload = [{"statement": r.number, "line": r.line, "sql": r.rewritten,
                     "scans": [asdict(n) for n in r.notes], **({"skipped": r.skipped} if r.skipped else {})}
@@ -245,9 +247,9 @@ def _rows(n: int | None) -> str:
 @click.command("explain")
 @click.argument("queries", type=click.Path(exists=True, dir_okay=False))
 @_common
-def explain_cmd(queries, layout_paths, database, metastore, state_dir, dialect, on_error, fmt):
+def explain_cmd(queries, layout_paths, database, engine, dialect, on_error, fmt):
     """For each scan of a laid-out table in QUERIES: partitions read, estimated rows, and why."""
-    results = _run(queries, layout_paths, metastore, state_dir, dialect, database, on_error, fmt, explain=True)
+    results = _run(queries, layout_paths, engine, dialect, database, on_error, fmt, explain=True)
     if fmt == "json":
         payload = [{"statement": r.number, "line": r.line,
                     "scans": [asdict(s) | {"estimated_rows": e, "table_rows": t,

@@ -63,7 +63,7 @@ class Window:
 
 
 def read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
-                metastore, state_dir, console: Console, fix_order: bool = False, params=None,
+                engine, console: Console, fix_order: bool = False, params=None,
                 validate: bool = True, calibration: str | None = None) -> Window:
     from planner.advice.ranking import advise
     from planner.advice.relayout_plan import plan_relayout
@@ -75,12 +75,13 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
     table = table.lower()
     if "." not in table:
         table = "default." + table
-    spark, state = start_spark(state_dir, metastore, console, verbose=verbose())
+    spark, engine = start_spark(engine, console, verbose=verbose())
+    state = engine.state_dir
     from dataclasses import replace
 
     from planner.cli.calibrate import load_time_params
 
-    params = replace(params or CostParams(), time=load_time_params(state, calibration))
+    params = replace(params or CostParams(), time=load_time_params(state, calibration or engine.calibration))
     from hive_integration.metastore.layouts import SparkCatalogLayouts, session_settings
     from hive_integration.spark.statistics_pass import gather_stats, table_schema
 
@@ -206,14 +207,14 @@ def _measure(spark, window: Window, console: Console) -> list[tuple]:
 @metastore_options
 @workload_options
 def status_cmd(table, workload, eventlog, window, calibration, sample_rows, max_partitions, min_partition_mb,
-               validate, write_cost, measure, no_clustering, metastore, state_dir, dialect, on_error, fmt):
+               validate, write_cost, measure, no_clustering, engine, dialect, on_error, fmt):
     """Cost of TABLE's layout for WORKLOAD (a file, or --from-eventlog DIR) against the best layout;
     rows a switch rewrites and its break-even; hot, cold and mis-cut partitions; clustering depth."""
     from planner.advice.layout_status import status_of
 
     console = Console(fmt)
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
-                    metastore, state_dir, console, params=_params(max_partitions, min_partition_mb),
+                    engine, console, params=_params(max_partitions, min_partition_mb),
                     validate=validate, calibration=calibration)
     depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
     measured = _measure(w.spark, w, console) if measure else ()
@@ -235,7 +236,7 @@ def status_cmd(table, workload, eventlog, window, calibration, sample_rows, max_
 @click.option("--dialect", type=click.Choice(["hive", "spark"]), default="hive", show_default=True)
 @click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True)
 def relayout_cmd(table, workload, eventlog, window, calibration, sample_rows, max_partitions, min_partition_mb,
-                 validate, write_cost, fix_order, print_sql, drop_old, break_lease, fmt, metastore, state_dir, dialect,
+                 validate, write_cost, fix_order, print_sql, drop_old, break_lease, fmt, engine, dialect,
                  on_error):
     """Re-cut only TABLE's partitions whose gain for WORKLOAD exceeds --write-cost x their rows:
     write the new pieces, verify them, swap them in atomically, keep the old partitions."""
@@ -244,7 +245,7 @@ def relayout_cmd(table, workload, eventlog, window, calibration, sample_rows, ma
         raise click.UsageError("--fix-order still needs the workload (its statistics decide nothing, but name "
                                "the table's columns); give WORKLOAD")
     w = read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
-                    metastore, state_dir, console, fix_order=fix_order,
+                    engine, console, fix_order=fix_order,
                     params=_params(max_partitions, min_partition_mb), validate=validate, calibration=calibration)
     plan = w.plan
     if not plan.chosen:  # the same answer with --print-sql: no statement is printed for nothing to do
