@@ -3,8 +3,10 @@
 The cost model prices "the table as it is now" from these, exactly: per data file its Hive
 partition, and per row group its row count and each column's min, max and NULL count
 (``planner.costmodel.statistics.DataFile``). Footers are read with pyarrow from the files
-themselves; no Spark job runs. They are only read where the files are local (``file:`` URIs);
-elsewhere a file's ``row_groups`` is ``None`` and the model falls back to the sample's positions.
+themselves, wherever they live (a local folder, HDFS, S3, Google Cloud Storage:
+``hive_integration.spark.object_stores``, with the session's own S3A credentials); no Spark job
+runs. Where a file cannot be read here (a file system pyarrow cannot open on this machine), its
+``row_groups`` is ``None`` and the model falls back to the sample's positions.
 
 ``with_positions`` adds Spark's hidden ``_metadata.file_path`` and ``_metadata.row_index`` to the
 rows the statistics sample, so the core knows in which order the sampled rows are stored (an
@@ -116,26 +118,37 @@ def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
     return RowGroupStats(md.num_rows, columns, sizes)
 
 
-def read_metadata(uris: Sequence[str]) -> list[pq.FileMetaData | None]:
-    """Each file's parsed Parquet footer (None: not local, or not a readable Parquet file)."""
-    out = []
-    for uri in uris:
+def read_metadata(uris: Sequence[str], hadoop: Mapping[str, str] | None = None) -> list[pq.FileMetaData | None]:
+    """Each file's parsed Parquet footer (None: not readable here, or not a Parquet file). Local
+    files directly; others through pyarrow's file system for their scheme, with the S3A settings
+    in ``hadoop`` (``object_stores.hadoop_settings`` of the session)."""
+    from hive_integration.spark.object_stores import footers
+
+    out: list = [None] * len(uris)
+    remote = []
+    for i, uri in enumerate(uris):
         path = local_path(uri)
+        if path is None:
+            remote.append(i)
+            continue
         try:
-            out.append(None if path is None else pq.read_metadata(path))
+            out[i] = pq.read_metadata(path)
         except (OSError, pa.ArrowException):
-            out.append(None)
+            out[i] = None
+    for i, md in zip(remote, footers([uris[i] for i in remote], hadoop)):
+        out[i] = md
     return out
 
 
 def read_footers(uris: Sequence[str], partition_columns: Sequence[str] = (),
-                 metadata: Sequence[pq.FileMetaData | None] | None = None) -> tuple[DataFile, ...]:
+                 metadata: Sequence[pq.FileMetaData | None] | None = None,
+                 hadoop: Mapping[str, str] | None = None) -> tuple[DataFile, ...]:
     """Every file's Hive partition, row groups and statistics, in the order given, from
     ``metadata`` (``read_metadata``'s) when the footers were read already. A file that is not
-    local or not a readable Parquet file has ``row_groups=None`` (then the core falls back to the
+    readable here or not a Parquet file has ``row_groups=None`` (then the core falls back to the
     sample's positions)."""
     out = []
-    for uri, md in zip(uris, read_metadata(uris) if metadata is None else metadata):
+    for uri, md in zip(uris, read_metadata(uris, hadoop) if metadata is None else metadata):
         path = local_path(uri)
         groups = None
         if md is not None:
@@ -165,7 +178,9 @@ def partition_columns(spark: SparkSession, table: str) -> list[str]:
 
 
 def table_footers(spark: SparkSession, table: str, uris: Sequence[str]) -> tuple[DataFile, ...]:
-    return read_footers(uris, partition_columns(spark, table))
+    from hive_integration.spark.object_stores import hadoop_settings
+
+    return read_footers(uris, partition_columns(spark, table), hadoop=hadoop_settings(spark))
 
 
 def with_positions(df: DataFrame, files_by_size: Mapping[int, str] | None = None) -> DataFrame:

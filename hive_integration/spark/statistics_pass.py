@@ -2,7 +2,8 @@
 
 * bytes: from the table's files (sizes, modification times);
 * row count and per-column width: from the Parquet footers (row counts, compressed column-chunk
-  sizes) when the files are local. No scan counts the rows;
+  sizes) when pyarrow can read the files here (local, HDFS, S3, GCS: ``object_stores``). No scan
+  counts the rows;
 * each file's row groups with their min/max (``hive_integration.spark.footers``): the table as it is,
   priced by the cost model as a contender;
 * a uniform random sample in one pass over the data (Spark samples while Python turns the footers
@@ -38,6 +39,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from hive_integration.spark.catalog import input_files
+from hive_integration.spark.object_stores import hadoop_settings
 from hive_integration.spark.footers import (
     normalize_positions,
     partition_columns,
@@ -70,7 +72,7 @@ def table_schema(spark: SparkSession, table: str) -> dict[str, str]:
 
 def _footers(data_files) -> tuple[int, dict[str, int]] | None:
     """(rows, compressed bytes per top-level column) from the footers ``read_footers`` read, or
-    None when a file is not local or not Parquet."""
+    None when a file is not readable here or not Parquet."""
     if any(f.row_groups is None for f in data_files):
         return None
     sizes: dict[str, int] = {}
@@ -194,7 +196,7 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
     if cache_dir is not None:
         cached = _load(cache_dir, key)
         if cached is not None:  # the partition columns are kept with it: no Spark call at all
-            data_files = read_footers(uris, _load_partition_columns(cache_dir, key))
+            data_files = read_footers(uris, _load_partition_columns(cache_dir, key), hadoop=hadoop_settings(spark))
             step("cache", t)
             timings["total"], timings["cached"] = time.perf_counter() - started, True
             if progress:
@@ -220,7 +222,7 @@ def gather_stats(spark: SparkSession, table: str, *, sample_rows: int = DEFAULT_
 
         by_size = {size: uri for uri, size, _ in files}
         by_size = by_size if len(by_size) == len(files) else None  # sizes name the files only when distinct
-        metadata = read_metadata(uris)  # parsed once: the row count now, the row groups below
+        metadata = read_metadata(uris, hadoop_settings(spark))  # parsed once: the row count now, the row groups below
         footer_rows = None if any(m is None for m in metadata) else sum(m.num_rows for m in metadata)
         # every footer parsed: the table as it is is priced from them, and the sample needs no positions
         positions = footer_rows is None
