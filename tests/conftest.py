@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from devtools.servers import SparkThriftServer, StandaloneMetastore, stop_servers_on_signals
+from devtools.servers import SparkThriftServer, StandaloneCluster, StandaloneMetastore, stop_servers_on_signals
 from devtools.tpch_data import generate_lineitem, load_table
 from hive_integration.spark.session import build_spark_session
 
@@ -96,6 +96,16 @@ def thrift_server(tmp_path_factory, metastore):
 
 
 @pytest.fixture(scope="session")
+def standalone_cluster(tmp_path_factory):
+    """A Spark standalone cluster on loopback, free ports: a master and ONE worker of 1 core and
+    1 GB (the machine is small and shared). Its JVMs are stopped by PID at the end of the run, and
+    on SIGTERM/SIGINT (``stop_servers_on_signals``). Applications connect to ``.uri`` from a
+    process of their own: the run's shared session is ``local[2]`` and cannot change its master."""
+    with StandaloneCluster(tmp_path_factory.mktemp("cluster"), workers=1, cores=1, memory="1g") as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
 def tpch_small(tmp_path_factory) -> Path:
     """Path of a TPC-H lineitem Parquet file at scale factor 0.01."""
     return generate_lineitem(TPCH_TEST_SCALE, tmp_path_factory.mktemp("tpch"))
@@ -112,8 +122,9 @@ def lineitem_table(spark, tpch_small) -> str:
 # Fixtures that start a JVM (Spark, the standalone metastore, the Thrift Server). A test that
 # reaches one of them, directly or through another fixture, is marked ``spark`` (and ``servers``
 # for the standalone processes), so ``-m "not spark"`` runs only the pure tests, in seconds.
-JVM_FIXTURES = frozenset({"spark", "fresh_db", "lineitem_table", "metastore", "thrift_server"})
-SERVER_FIXTURES = frozenset({"metastore", "thrift_server"})
+JVM_FIXTURES = frozenset({"spark", "fresh_db", "lineitem_table", "metastore", "thrift_server",
+                          "standalone_cluster"})
+SERVER_FIXTURES = frozenset({"metastore", "thrift_server", "standalone_cluster"})
 
 
 def pytest_collection_modifyitems(config, items):
