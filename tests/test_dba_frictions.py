@@ -94,3 +94,27 @@ def test_robustness_probes_only_the_columns_the_workload_filters_or_the_user_nam
     assert probe_columns(analysis, sample, ("K",)) == ["k", "x"]
     guard = advise(wl, analysis, stats, PARAMS).guard
     assert {q.column for q in guard.queries} == {"x"}  # k, filtered by no query, is not probed
+
+
+def test_a_joined_table_missing_from_the_catalog_is_one_calm_line():
+    """Was: ``./dev run`` printed TABLE_OR_VIEW_NOT_FOUND errors for ``tpch.part`` in its normal
+    run: the workload joins lineitem to part, which the demo never loads, and the sample join
+    queried it anyway."""
+    from hive_integration.spark.join_ranges import usable_columns
+    from planner.model.join_paths import Hop, JoinColumn, JoinPath
+
+    class Catalog:
+        def tableExists(self, name):
+            return name != "tpch.part"
+
+    class Spark:
+        catalog = Catalog()
+
+        def sql(self, text):
+            raise AssertionError(f"no query on a missing table: {text}")
+
+    said = []
+    part = JoinColumn(JoinPath((Hop("l_partkey", "tpch.part", "p_partkey"),)), "p_brand")
+    assert usable_columns(Spark(), "tpch.lineitem", [part], said.append) == []
+    assert said == ["join column tpch.part(p_partkey = l_partkey).p_brand not recorded: tpch.part is not a table "
+                    "in the catalog"]
