@@ -100,7 +100,7 @@ def test_apply_sql_names_the_backup_apply_keeps(folder):
         ":", "").replace("T", "").rstrip("Z") + "`"
     assert f"RENAME TO {backup}" in (out / "apply.sql").read_text()
     report = (out / "report.md").read_text()
-    assert f"keeps the old table as `{backup}`" in report and f"ALTER TABLE {backup} RENAME TO shop.sales" in report
+    assert f"keeps the old table as `` {backup} ``" in report and f"ALTER TABLE {backup} RENAME TO shop.sales" in report
 
 
 def test_report_explains_the_ranking_s_columns(folder):

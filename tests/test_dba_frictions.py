@@ -118,3 +118,20 @@ def test_a_joined_table_missing_from_the_catalog_is_one_calm_line():
     assert usable_columns(Spark(), "tpch.lineitem", [part], said.append) == []
     assert said == ["join column tpch.part(p_partkey = l_partkey).p_brand not recorded: tpch.part is not a table "
                     "in the catalog"]
+
+
+def test_the_reports_markdown_has_no_nested_backticks(tmp_path):
+    """Was: ``creates `\\`tpch\\`.\\`lineitem__planner_new\\``` in report.md: Hive's quoted names inside
+    a one-backtick code span, which Markdown renders as broken pieces."""
+    import datetime as dt
+
+    from planner.emit.advice_folder import _code, write_advice_folder
+
+    assert _code("`tpch`.`t`") == "`` `tpch`.`t` ``"
+    assert _code("tpch.t") == "`tpch.t`"
+    layout = Layout("tpch.lineitem", "hand", _two_way().partitions, kinds=_two_way().kinds)
+    out = write_advice_folder(tmp_path / "advice", layout, {"x": "int", "y": "string"},
+                              when=dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+    report = (out / "report.md").read_text()
+    assert "`` `tpch`.`lineitem__planner_new` ``" in report
+    assert "``tpch`" not in report and "`tpch`.`lineitem__before" in report  # the backup's name too

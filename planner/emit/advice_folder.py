@@ -15,6 +15,7 @@ Comment lines never hold ``;`` or a line break taken from the data (beeline spli
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -261,13 +262,24 @@ def _md(v) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
+def _code(v) -> str:
+    """``v`` as a Markdown code span. Hive quotes names with backticks (```tpch`.`t```), so the fence
+    is one backtick longer than the longest run inside, and padded when ``v`` starts or ends with one
+    (CommonMark's rule): `` `tpch`.`t` `` renders as `tpch`.`t`, not as broken nested spans."""
+    text = str(v).replace("\n", " ")
+    run = max((len(m) for m in re.findall("`+", text)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str = "",
                 notes: Sequence[PartitionNote] | None = None, replaced: Sequence[str] = ()) -> str:
     meta = dict(layout.meta)
     notes = list(notes) if notes is not None else partition_notes(layout, advice)
     queries = len(advice.workload.queries) if advice is not None else None
-    lines = [f"# Layout advice for `{layout.table}`", "", "## What", "", f"- {layout.describe()}",
-             f"- partition column: `{layout.partition_column}` (partition {CATCH_ALL} is the catch-all; queries "
+    lines = [f"# Layout advice for {_code(layout.table)}", "", "## What", "", f"- {layout.describe()}",
+             f"- partition column: {_code(layout.partition_column)} (partition {CATCH_ALL} is the catch-all; queries "
              "always read it)", *_bloom_lines(layout), "",
              "| partition | rows it holds | estimated size | queries that read it |", "|---|---|---|---|"]
     for n in notes:
@@ -280,24 +292,24 @@ def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str
         lines.append(f"- {estimate}")
     for key in ("workload", "workload_fingerprint", "statistics_snapshot", "table_rows", "advised_at"):
         if key in meta:
-            lines.append(f"- {key.replace('_', ' ')}: `{_md(meta[key])}`")
+            lines.append(f"- {key.replace('_', ' ')}: {_code(_md(meta[key]))}")
     if advice is not None:
         lines += _ranking(advice)
     lines += ["", "## How to apply", ""]
     if replaced:
-        lines += [f"**Before you apply:** `{layout.table}` is partitioned by ({', '.join(replaced)}) today: "
+        lines += [f"**Before you apply:** {_code(layout.table)} is partitioned by ({', '.join(replaced)}) today: "
                   f"{_md(replaced_text(layout, replaced))}. `planner apply` refuses it without "
                   "`--replace-partitioning`.", ""]
     lines += ["With the planner: `planner apply <this folder>` (writes, verifies row count and checksum, then "
               "swaps; re-running resumes). By hand, as a DBA:", "",
               "1. Review `ddl.sql` and `apply.sql` (HiveQL; they run on Hive and on the Spark Thrift Server).",
-              f"2. `beeline -u jdbc:hive2://HOST:PORT/default -f ddl.sql`: creates `{new_table}` with the layout in "
+              f"2. `beeline -u jdbc:hive2://HOST:PORT/default -f ddl.sql`: creates {_code(new_table)} with the layout in "
               "its TBLPROPERTIES.",
-              f"3. `beeline … -f apply.sql`: fills it, keeps the old table as `{backup}` and renames the new table "
+              f"3. `beeline … -f apply.sql`: fills it, keeps the old table as {_code(backup)} and renames the new table "
               "into place.",
               "4. Query through `planner.sql(spark, text)` or `planner rewrite` so scans read only the partitions "
               "they need.",
-              f"5. To roll back: `DROP TABLE {layout.table}`, then `ALTER TABLE {backup} RENAME TO {layout.table}`.",
+              f"5. To roll back: {_code(f'DROP TABLE {layout.table}')}, then {_code(f'ALTER TABLE {backup} RENAME TO {layout.table}')}.",
               ""]
     return "\n".join(lines)
 
@@ -331,7 +343,7 @@ def _ranking(advice) -> list[str]:
     params = advice.params
     scans = len(advice.analysis.scans)
     lines = ["", "### Ranking", "",
-             f"Every contender, costed on the same {scans} scans of `{advice.stats.table}` "
+             f"Every contender, costed on the same {scans} scans of {_code(advice.stats.table)} "
              f"({advice.stats.rows:,} rows, a sample of {advice.stats.sample.num_rows:,}); best first.", "",
              "| # | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
     for i, r in enumerate(ranked, 1):
