@@ -135,3 +135,15 @@ def test_the_reports_markdown_has_no_nested_backticks(tmp_path):
     report = (out / "report.md").read_text()
     assert "`` `tpch`.`lineitem__planner_new` ``" in report
     assert "``tpch`" not in report and "`tpch`.`lineitem__before" in report  # the backup's name too
+
+
+def test_advise_without_table_leaves_a_small_table_alone():
+    """Was: ``advise`` without ``--table`` advised a 200 kB table: its scans got 4x faster, which
+    saves milliseconds, not worth rewriting a table."""
+    from planner.cli.advise import DEFAULT_MIN_GAIN, DEFAULT_MIN_SAVING, too_small_a_gain
+
+    tiny = too_small_a_gain(0.020, 0.005, DEFAULT_MIN_GAIN, DEFAULT_MIN_SAVING)
+    assert tiny is not None and "4.00x faster" in tiny and "--min-saving 1" in tiny
+    assert too_small_a_gain(40.0, 10.0, DEFAULT_MIN_GAIN, DEFAULT_MIN_SAVING) is None  # a big table: advised
+    assert "below --min-gain" in too_small_a_gain(40.0, 38.0, DEFAULT_MIN_GAIN, DEFAULT_MIN_SAVING)
+    assert too_small_a_gain(0.020, 0.005, DEFAULT_MIN_GAIN, 0.0) is None  # --min-saving 0 advises it
