@@ -6,7 +6,7 @@
 * the clone has no ``planner.toml`` and no state of its own: the only configuration is a
   ``hive-site.xml`` in ``HADOOP_CONF_DIR`` naming the suite's standalone metastore, and no
   command is given ``--metastore`` or ``--state-dir``; ``explain`` afterwards reads the layout
-  from that metastore with no flag at all (and starts no JVM).
+  from that metastore with no flag at all, over thrift: it starts no JVM.
 
 The commands run in processes of their own (``tests/production_job.py``): the run's shared
 session is ``local[2]``, and a JVM cannot change its master.
@@ -89,9 +89,13 @@ def test_advise_and_apply_run_on_the_users_cluster_and_metastore(metastore, stan
     assert (tmp_path / "state" / "planner").is_dir()
 
     # no flag at all: the hive-site.xml names the metastore, the layout is read from it over thrift
-    explained = subprocess.run([sys.executable, "-m", "planner.cli", "explain", "workload.sql"], cwd=here, env=env,
-                               capture_output=True, text=True, timeout=300)
+    explained = subprocess.run([sys.executable, "-X", "importtime", "-m", "planner.cli", "explain", "workload.sql"],
+                               cwd=here, env=env, capture_output=True, text=True, timeout=300)
     assert explained.returncode == 0, explained.stderr[-3000:]
+    # issue 34: every Spark-backed command started a JVM of its own (explain: 75 s); this one reads thrift
+    imported = {ln.split("|")[-1].strip().split(".")[0] for ln in explained.stderr.splitlines()
+                if ln.startswith("import time:")}
+    assert not imported & {"pyspark", "py4j"}
     read = re.search(r"prod\.lineitem: reads (\d+) of (\d+) partitions", explained.stdout)
     assert read and int(read[1]) < int(read[2]), explained.stdout  # pruned by the applied layout
     # and the cluster's own UI (the master's /json/) lists the planner's application as finished
