@@ -50,6 +50,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -296,10 +297,12 @@ class SparkThriftServer(_LocalServer):
 
     def __init__(self, state_dir: Path, *, metastore_uri: str | None = None,
                  port: int | None = None, startup_timeout: float | None = None,
-                 conf: dict | None = None):
+                 conf: dict | None = None, hiveconf: dict | None = None, jars: tuple[Path, ...] = ()):
         super().__init__(state_dir, port=port, startup_timeout=startup_timeout)
         self.metastore_uri = metastore_uri
         self.conf = dict(conf or {})
+        self.hiveconf = dict(hiveconf or {})  # e.g. hive.server2.authentication=CUSTOM and its class
+        self.jars = tuple(jars)  # on the driver's class path (an authentication provider)
 
     @property
     def uri(self) -> str:
@@ -325,6 +328,7 @@ class SparkThriftServer(_LocalServer):
             "hive.server2.thrift.bind.host": self.host,
             "hive.server2.authentication": "NOSASL",
             "hive.server2.transport.mode": "binary",
+            **self.hiveconf,
         }
         cmd = [
             str(pyspark_home() / "bin" / "spark-submit"),
@@ -332,12 +336,35 @@ class SparkThriftServer(_LocalServer):
             "--name", "planner-thriftserver",
             "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
         ]
+        if self.jars:
+            cmd += ["--driver-class-path", os.pathsep.join(str(j) for j in self.jars)]
         for k, v in settings.items():
             cmd += ["--conf", f"{k}={v}"]
         for k, v in hiveconf.items():
             cmd += ["--hiveconf", f"{k}={v}"]
         cmd.append("spark-internal")
         return cmd
+
+
+def file_auth_jar(folder: Path) -> Path:
+    """HiveServer2 CUSTOM authentication for tests (``devtools/testauth``: users and passwords of a
+    ``user:password`` file named by ``--hiveconf planner.testauth.file``), compiled with javac
+    against pyspark's thrift-server jar into ``folder/file-auth.jar``. pyhive's ``LDAP`` and
+    ``CUSTOM`` logins both send the user and password as SASL PLAIN, so this checks the client side
+    of an LDAP login without an LDAP server."""
+    jars = pyspark_home() / "jars"
+    cp = [next(jars.glob("spark-hive-thriftserver_*.jar")), next(jars.glob("hadoop-client-api-*.jar"))]
+    src = Path(__file__).resolve().parent / "testauth" / "src" / "planner" / "testauth" / "FileAuthProvider.java"
+    classes = Path(folder) / "classes"
+    classes.mkdir(parents=True, exist_ok=True)
+    javac = Path(java_executable()).with_name("javac")
+    subprocess.run([str(javac if javac.exists() else "javac"), "--release", "17", "-d", str(classes), "-cp",
+                    os.pathsep.join(map(str, cp)), str(src)], check=True, capture_output=True, timeout=120)
+    jar = Path(folder) / "file-auth.jar"
+    with zipfile.ZipFile(jar, "w") as z:
+        for f in classes.rglob("*.class"):
+            z.write(f, f.relative_to(classes).as_posix())
+    return jar
 
 
 class _SparkDaemon(_LocalServer):

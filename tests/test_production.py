@@ -101,3 +101,65 @@ def test_advise_and_apply_run_on_the_users_cluster_and_metastore(metastore, stan
     # and the cluster's own UI (the master's /json/) lists the planner's application as finished
     finished = [a for a in standalone_cluster.master.status().get("completedapps", []) if a.get("name") == "planner"]
     assert finished and finished[-1].get("state") == "FINISHED", standalone_cluster.master.status()
+
+
+# ---- HiveServer2 with a user and a password -------------------------------------------------------
+@pytest.fixture(scope="module")
+def password_server(tmp_path_factory):
+    """A Spark Thrift Server that checks passwords (``hive.server2.authentication=CUSTOM`` with the
+    test provider of ``devtools/testauth``, users in a file). pyhive sends the same SASL PLAIN login
+    for ``LDAP`` and ``CUSTOM``, so this is the client's LDAP login without an LDAP server; the
+    server's own LDAP lookup is not what is tested."""
+    from devtools.servers import SparkThriftServer, file_auth_jar
+
+    folder = tmp_path_factory.mktemp("hs2-auth")
+    users = folder / "users.txt"
+    users.write_text("alice:s3cret\n")
+    hiveconf = {"hive.server2.authentication": "CUSTOM",
+                "hive.server2.custom.authentication.class": "planner.testauth.FileAuthProvider",
+                "planner.testauth.file": str(users)}
+    with SparkThriftServer(folder / "sts", hiveconf=hiveconf, jars=(file_auth_jar(folder),)) as server:
+        yield server
+
+
+def _advice_folder(path: Path) -> Path:
+    from planner.cnf.valueset import ValueSet
+    from planner.emit.advice_folder import write_advice_folder
+    from planner.model.layout import Layout, Partition
+    from planner.semantics.kinds import Kind
+
+    r = ValueSet.range(Kind.INTEGER, None, 10, True, False)
+    layout = Layout("db.t", "hand", (Partition(1, (("k", r),)), Partition(2, (("k", r.complement()),))),
+                    kinds=(("k", Kind.INTEGER),))
+    return write_advice_folder(path, layout, {"k": "int"})
+
+
+def test_hiveserver2_logs_in_with_a_user_and_a_password_from_the_environment(password_server, tmp_path,
+                                                                               monkeypatch):
+    from click.testing import CliRunner
+
+    from planner.cli.apply import runner_for
+    from planner.cli.console import Console
+    from planner.cli.main import cli
+    from planner.cli.options import EngineOptions, HiveServer2Options
+
+    address = f"{password_server.host}:{password_server.port}"
+    monkeypatch.setenv("PLANNER_CONFIG", str(tmp_path / "none.toml"))
+    (tmp_path / "none.toml").write_text("")
+    monkeypatch.setenv("ALICE_PW", "s3cret")
+    runner, spark = runner_for(HiveServer2Options(address, "LDAP", "alice", "ALICE_PW"), EngineOptions(),
+                               Console("text"))
+    try:
+        assert spark is None and runner.execute("SELECT current_user()") == [("alice",)]
+    finally:
+        runner.close()
+    advice = _advice_folder(tmp_path / "advice")
+    monkeypatch.setenv("PLANNER_HS2_PASSWORD", "wrong")
+    refused = CliRunner().invoke(cli, ["apply", str(advice), "--hiveserver2", address, "--hs2-auth", "LDAP",
+                                       "--hs2-user", "alice"])
+    assert refused.exit_code == 1
+    assert refused.output.strip() == (f"error: HiveServer2 {address} refused the login of alice (auth=LDAP): "
+                                      "wrong user or password"), refused.output
+    nosasl = CliRunner().invoke(cli, ["apply", str(advice), "--hiveserver2", address])
+    assert nosasl.exit_code == 1 and "Traceback" not in nosasl.output
+    assert "give its hive.server2.authentication as --hs2-auth" in nosasl.output, nosasl.output
