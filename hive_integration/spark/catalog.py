@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from hive_integration.spark.columns import columns_from_schema_json
@@ -160,6 +160,19 @@ def temp_view_exists(spark, name: str) -> bool:
         return True  # cannot tell: assume it does, so nothing prunes by the table's layout
 
 
+def temp_views(spark) -> frozenset[str] | None:
+    """The names (lower case) of the session's temporary views, in one call; None when they cannot
+    be read (then ask ``temp_view_exists`` name by name)."""
+    from py4j.protocol import Py4JError
+
+    try:
+        views = spark._jsparkSession.sessionState().catalog().listLocalTempViews("*")
+        found = json.loads(_Jvm.of(spark).scala.writeValueAsString(views))
+        return frozenset(str(v["table"]).lower() for v in found)
+    except (Py4JError, KeyError, TypeError, ValueError):
+        return None
+
+
 def partition_locations(spark, table: str) -> list[str]:
     """The locations of ``table``'s partitions, as the metastore records them (they may lie outside
     the table's location)."""
@@ -188,22 +201,84 @@ def _file_system(spark, jvm: "_Jvm", uri: str, systems: dict):
     return fs
 
 
+@dataclass(frozen=True)
+class FileTree:
+    """A table's files and the directories they were found in, to check them again in one call.
+
+    ``children``: each directory listed, with the subdirectories it held (both as the listing
+    named them); ``watched``: a partitioned table's own location, with the directories it held (a
+    new one is a new partition, whose location only the metastore knows)."""
+
+    files: tuple[tuple[str, int, int], ...]
+    children: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    watched: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def dirs(self) -> tuple[str, ...]:
+        return tuple(d for d, _ in self.children) + tuple(d for d, _ in self.watched)
+
+
+def _name(uri: str) -> str:
+    """The last part of a path URI, unescaped (``Path.getName()``)."""
+    return unquote(urlsplit(uri).path.rstrip("/").rpartition("/")[2])
+
+
+def listed_tree(spark, roots: Iterable[str], systems: dict | None = None) -> FileTree:
+    """``listed_files`` of every root, with the directories listed (``FileTree``)."""
+    jvm = _Jvm.of(spark)
+    systems = {} if systems is None else systems
+    files, children = [], []
+    for root in roots:
+        fs = _file_system(spark, jvm, root, systems)
+        todo = [root]
+        while todo:
+            here, subdirs = todo.pop(), []
+            for uri, is_dir, length, modified in _statuses(jvm, fs.listStatus(jvm.path(jvm.uri(here)))):
+                if spark_skips(_name(uri)):
+                    continue
+                if is_dir:
+                    subdirs.append(uri)
+                else:
+                    files.append((uri, length, modified))
+            todo += subdirs
+            children.append((here, tuple(sorted(subdirs))))
+    return FileTree(tuple(sorted(files)), tuple(children))
+
+
 def listed_files(spark, location: str, systems: dict | None = None) -> list[tuple[str, int, int]]:
     """(path, length, modification time) of every file under ``location`` that Spark's file index
     lists, subdirectories included, sorted by path. ``systems``: FileSystems by (scheme, authority),
     shared between calls. Each directory is one listing, its entries read as JSON in one call."""
+    return list(listed_tree(spark, [location], systems).files)
+
+
+def listed_statuses(spark, dirs: Sequence[str], systems: dict, arrays: dict | None = None
+                    ) -> list[tuple[str, bool, int, int]] | None:
+    """The entries of every directory of ``dirs`` (URI, directory?, length, modification time), in
+    one listing call per file system (Hadoop's ``listStatus(Path[])``) and one to read them; None
+    when one of them is gone (or cannot be listed). ``arrays``: the Java ``Path[]`` of each
+    ``dirs``, kept between calls (building one is a round trip per directory)."""
+    from py4j.protocol import Py4JError
+
     jvm = _Jvm.of(spark)
-    fs = _file_system(spark, jvm, location, {} if systems is None else systems)
-    out, todo = [], [location]
-    while todo:
-        for uri, is_dir, length, modified in _statuses(jvm, fs.listStatus(jvm.path(jvm.uri(todo.pop())))):
-            if spark_skips(unquote(urlsplit(uri).path.rstrip("/").rpartition("/")[2])):  # Path.getName()
-                continue
-            if is_dir:
-                todo.append(uri)
-            else:
-                out.append((uri, length, modified))
-    return sorted(out)
+    arrays = {} if arrays is None else arrays
+    by_system: dict[tuple[str, str], list[str]] = {}
+    for d in dirs:
+        by_system.setdefault(urlsplit(d)[:2], []).append(d)
+    out = []
+    try:
+        for group in by_system.values():
+            key = tuple(group)
+            if key not in arrays:
+                array = spark.sparkContext._gateway.new_array(jvm.path, len(group))
+                for i, d in enumerate(group):
+                    array[i] = jvm.path(jvm.uri(d))
+                arrays[key] = array
+            fs = _file_system(spark, jvm, group[0], systems)
+            out += _statuses(jvm, fs.listStatus(arrays[key]))
+    except Py4JError:  # FileNotFoundException: a directory is gone
+        return None
+    return out
 
 
 def input_files(spark, table: str, systems: dict | None = None) -> list[tuple[str, int, int]]:
@@ -238,12 +313,31 @@ def _statuses(jvm: _Jvm, statuses) -> list[tuple[str, bool, int, int]]:
 def table_files(spark, entry: CatalogEntry, systems: dict | None = None) -> list[tuple[str, int, int]] | None:
     """(path, length, modification time) of the files Spark reads for ``entry``'s table: those under
     its location, or under each partition's; None for a view (it has no files of its own)."""
+    tree = table_tree(spark, entry, systems)
+    return None if tree is None else list(tree.files)
+
+
+def table_tree(spark, entry: CatalogEntry, systems: dict | None = None) -> FileTree | None:
+    """``table_files`` with the directories they were found in (``FileTree``); None for a view."""
     if entry.view or not entry.location:
         return None
+    if not entry.partition_columns:
+        return listed_tree(spark, [entry.location], systems)
+    from py4j.protocol import Py4JError
+
+    jvm = _Jvm.of(spark)
     systems = {} if systems is None else systems
-    roots = partition_locations(spark, entry.table) if entry.partition_columns else [entry.location]
-    return sorted(f for root in roots for f in listed_files(spark, root, systems))
+    fs = _file_system(spark, jvm, entry.location, systems)
+    try:  # the location's own directories: a new one is a new partition
+        subdirs = tuple(sorted(uri for uri, is_dir, _, _ in _statuses(jvm, fs.listStatus(jvm.path(jvm.uri(entry.location))))
+                               if is_dir and not spark_skips(_name(uri))))
+    except Py4JError:  # no such directory (yet): nothing to watch there
+        subdirs = None
+    tree = listed_tree(spark, partition_locations(spark, entry.table), systems)
+    watched = ((entry.location, subdirs),) if subdirs is not None else ()
+    return FileTree(tree.files, tree.children, watched)
 
 
-__all__ = ["CatalogEntry", "catalog_entries", "catalog_entry", "input_files", "listed_files", "partition_locations", "spark_skips", "table_files",
-           "temp_view_exists"]
+__all__ = ["CatalogEntry", "FileTree", "catalog_entries", "catalog_entry", "input_files", "listed_files",
+           "listed_statuses", "listed_tree", "partition_locations", "spark_skips", "table_files", "table_tree",
+           "temp_view_exists", "temp_views"]
