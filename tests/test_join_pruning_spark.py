@@ -205,3 +205,46 @@ def test_a_temporary_view_that_shadows_a_laid_out_or_joined_table_is_read_whole(
     finally:
         spark.catalog.dropTempView("lineitem")
         spark.catalog.dropTempView("orders")
+
+
+def _chained_ranges_query(table: str, partition_column: str, columns, small):
+    """The ranges query as one chain of LEFT JOINs from the laid-out table (how it was first written):
+    the reference the nested form must agree with."""
+    from sqlglot import exp
+
+    from planner.emit.join_sql import chained, join_chain, qualified_column, table_ref
+
+    aliases, joins = join_chain([c for c, _ in columns])
+    q = exp.select(qualified_column("t", partition_column).as_("pid"))
+    for i, (c, _) in enumerate(columns):
+        end = aliases[c.path.hops]
+        value, key = qualified_column(end, c.column), qualified_column(end, c.path.hops[-1].key)
+        null_seen = exp.Case(ifs=[exp.If(this=exp.and_(exp.Not(this=exp.Is(this=key, expression=exp.Null())),
+                                                             exp.Is(this=value.copy(), expression=exp.Null())),
+                                         true=exp.Literal.number(1))], default=exp.Literal.number(0))
+        q = q.select(exp.Min(this=value.copy()).as_(f"c{i}_min"), exp.Max(this=value.copy()).as_(f"c{i}_max"),
+                     exp.Max(this=null_seen).as_(f"c{i}_null"), copy=False)
+        if small.get(c):
+            q = q.select(exp.Anonymous(this="sort_array", expressions=[
+                exp.Anonymous(this="collect_set", expressions=[value.copy()])]).as_(f"c{i}_set"), copy=False)
+    return chained(q, table_ref(table), joins).group_by(qualified_column("t", partition_column), copy=False)
+
+
+@pytest.mark.parametrize("broadcast", [False, True])
+def test_the_ranges_query_joins_each_first_hop_once_and_agrees_with_the_plain_chain(spark, tpch_db, broadcast):
+    layout = _stored_layout(spark)
+    usable = join_ranges.usable_columns(spark, layout.table, join_columns_of(layout))
+    assert len({c.path.hops[0] for c, _ in usable}) >= 2  # more than one first hop (orders, supplier, …)
+    small = {c: t == "string" for c, t in usable}
+    firsts = {c.path.hops[0].table for c, _ in usable} if broadcast else set()
+    nested = join_ranges.ranges_query(layout.table, layout.partition_column, usable, small, firsts)
+    plain = _chained_ranges_query(layout.table, layout.partition_column, usable, small)
+
+    def by_pid(q):
+        out = {}
+        for r in spark.sql(q.sql(dialect="spark")).collect():
+            d = r.asDict()
+            out[d.pop("pid")] = {k: sorted(v, key=repr) if isinstance(v, list) else v for k, v in d.items()}
+        return out
+
+    assert by_pid(nested) == by_pid(plain)

@@ -40,6 +40,7 @@ from typing import Callable, Iterator, Mapping, Protocol, Sequence
 import sqlglot
 from sqlglot import exp
 
+from hive_integration.spark.catalog_cache import forget
 from planner.emit.apply_sql import apply_statements, backup_name
 from planner.emit.ddl import (
     TableMetadata,
@@ -640,6 +641,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         left = f"; {names.qualified(new)} was kept and a re-run resumes or redoes it" if cat.exists(new) else ""
         raise ApplyError(f"applying the layout to {names.qualified(src)} stopped at step {step}: {e}. "
                          f"{names.qualified(src)} is unchanged{left}") from e
+    forget(names.qualified(src))  # planner.sql's caches in this process read the new table
     say(f"swapped: {names.qualified(src)} is the new layout, the old table is {names.qualified(backup)}")
     _after_swap(cat, backup, owner, report, drop_old, say)
     from hive_integration.spark.join_ranges import (
@@ -741,6 +743,7 @@ def _resume_missing_source(cat: Catalog, layout: Layout, report: ApplyReport, sa
     if props.get(STATE) == "verified":
         say(f"{names.qualified(src)} is missing but {names.qualified(new)} is verified: finishing the swap")
         cat.rename(new, src)
+        forget(names.qualified(src))
         report.resumed = f"finished the swap interrupted after renaming {names.qualified(src)} to " \
                          f"{names.qualified(previous)}"
         say(f"swapped: {names.qualified(src)} is the new layout, the old table is {names.qualified(previous)}")

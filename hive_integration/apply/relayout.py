@@ -46,6 +46,7 @@ from hive_integration.apply.apply_layout import (
     source_columns,
     write_settings_restored,
 )
+from hive_integration.spark.catalog_cache import forget
 from planner.advice.relayout_plan import RelayoutPlan
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
 from planner.emit.ddl import create_table, layout_from_properties, layout_properties
@@ -288,6 +289,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             pass
         raise ApplyError(f"re-laying out {names.qualified(src)} stopped: {e}. {names.qualified(src)} holds its "
                          "old partitions or its new ones, never both; a re-run resumes") from e
+    forget(names.qualified(src))  # planner.sql's caches in this process: the partitions moved
     fault("after_swap")
     report = _finish(spark, cat, plan, report, say, db, drop_old, now, resumed=False, source=source)
     release_lease(cat, src, owner)
@@ -415,4 +417,5 @@ def _finish(spark, cat: Catalog, plan: RelayoutPlan, report: RelayoutReport, say
         say("deleted the re-cut partitions' old files (--drop-old)")
     if cat.exists(staging):
         cat.drop(staging)  # external: the files now belong to the table's new partitions
+    forget(names.qualified(src))
     return report

@@ -16,16 +16,13 @@ session's own settings (``session_settings``).
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Protocol
 
-from hive_integration.spark.catalog import (
-    CatalogEntry,
-    catalog_entries,
-    catalog_entry,
-    temp_view_exists,
-)
+from hive_integration.spark.catalog import CatalogEntry, temp_view_exists, temp_views
+from hive_integration.spark.catalog_cache import CatalogCache, SparkCatalogIO, session_cache
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.model.layout import Layout
@@ -75,33 +72,49 @@ class _Cached:
         raise NotImplementedError
 
 
+_UNREAD = object()
+
+
 class SparkCatalogLayouts(_Cached):
-    def __init__(self, spark):
+    def __init__(self, spark, cache: CatalogCache | None = None, current_db: str | None = None):
+        """``cache``: the session's (``planner.sql``: checked again for each query); by default one
+        of its own that reads each table's entry and files once, for as long as this source lives
+        (one ``planner rewrite`` run). ``current_db``: the session's current database, if known."""
         super().__init__()
         self.spark = spark
-        self._entries: dict[str, CatalogEntry | None] = {}
-        self._current: str | None = None
+        self.cache = cache if cache is not None else CatalogCache(SparkCatalogIO(spark), ttl=math.inf, recheck=False)
+        self._current = current_db.lower() if current_db else None
+        self._shadows: dict[str, bool] = {}
+        self._views: frozenset[str] | None | object = _UNREAD
 
     def entry(self, table: str) -> CatalogEntry | None:
-        """``table``'s (``db.name``) catalog entry (properties, columns, location), read once by this
-        source (a source lives for one query), or None when the table cannot be read. The joined
-        tables' snapshots and columns reuse it.
+        """``table``'s (``db.name``) catalog entry (properties, columns, location), or None when the
+        table cannot be read. The joined tables' snapshots and columns reuse it.
 
         Also None for a table of the current database that a temporary view of the same name
         shadows: the query's unqualified name reads the view, whose rows neither the table's layout
         nor ranges recorded from it describe (a qualified name to the table then goes unpruned too:
         the rewrite sees names already qualified)."""
         key = self._key(table)
-        if key not in self._entries:
-            self._entries[key] = None if self._shadowed(key) else catalog_entry(self.spark, key)
-        return self._entries[key]
+        return None if self._shadowed(key) else self.cache.entry(key)
 
     def read_entries(self, tables: Iterable[str]) -> None:
-        """Reads the entries of ``tables`` (``db.name``) together: one metastore call per database."""
-        keys = [k for k in dict.fromkeys(map(self._key, tables)) if k not in self._entries]
-        shadowed = {k for k in keys if self._shadowed(k)}
-        self._entries.update({k: None for k in shadowed})
-        self._entries.update(catalog_entries(self.spark, [k for k in keys if k not in shadowed]))
+        """Reads the entries of ``tables`` (``db.name``) together: one metastore call per database
+        (none when the cache holds them)."""
+        keys = list(dict.fromkeys(map(self._key, tables)))
+        self.cache.entries([k for k in keys if not self._shadowed(k)])
+
+    def snapshots(self, tables: Iterable[str]) -> dict[str, str | None]:
+        """Each table's snapshot now (``join_ranges.table_snapshot``), None for one a temporary view
+        shadows (the query reads the view's rows)."""
+        keys = {t: self._key(t) for t in tables}
+        found = self.cache.snapshots([k for k in keys.values() if not self._shadowed(k)])
+        return {t: found.get(k) for t, k in keys.items()}
+
+    def token(self, table: str) -> tuple:
+        """What the rewrite of a query reading ``table`` depends on in its entry (for ``CatalogCache.rewrite``)."""
+        key = self._key(table)
+        return (key, None) if self._shadowed(key) else (key, self.cache.version(key))
 
     def _key(self, table: str) -> str:
         db, _, name = table.lower().rpartition(".")
@@ -111,18 +124,32 @@ class SparkCatalogLayouts(_Cached):
 
     def _shadowed(self, key: str) -> bool:
         db, _, name = key.rpartition(".")
-        return db == self._current and temp_view_exists(self.spark, name)
+        if db != self._current:
+            return False
+        if self._views is _UNREAD:
+            self._views = temp_views(self.spark)  # all of them in one call, once for this source
+        if self._views is not None:
+            return name in self._views
+        if name not in self._shadows:
+            self._shadows[name] = temp_view_exists(self.spark, name)
+        return self._shadows[name]
 
     def _find(self, db: str, name: str) -> TableLayout | None:
-        entry = self.entry(f"{db}.{name}")
-        if entry is None:
-            return None  # no such table: the engine reports it when the query runs
-        layout = _layout_of(entry.properties)
-        if layout is None:
+        key = f"{db}.{name}"
+        if self._shadowed(key):
             return None
-        pcol = layout.partition_column.lower()
-        columns = {c: t for c, t in entry.columns.items() if c != pcol}
-        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(entry.properties))
+        return self.cache.derived(key, "layout", lambda entry: _table_layout(key, entry))
+
+
+def _table_layout(table: str, entry: CatalogEntry | None) -> TableLayout | None:
+    if entry is None:
+        return None  # no such table: the engine reports it when the query runs
+    layout = _layout_of(entry.properties)
+    if layout is None:
+        return None
+    pcol = layout.partition_column.lower()
+    columns = {c: t for c, t in entry.columns.items() if c != pcol}
+    return TableLayout(table, layout, columns, JoinRanges.from_properties(entry.properties))
 
 
 class MetastoreLayouts(_Cached):
@@ -132,14 +159,15 @@ class MetastoreLayouts(_Cached):
         self.client = client
 
     def _find(self, db: str, name: str) -> TableLayout | None:
-        if not self.client.table_exists(db, name):
+        found = self.client.table_info(db, name)  # one metastore call a table, once a run
+        if found is None:
             return None
-        params = self.client.table_parameters(db, name)
+        params, cols = found
         layout = _layout_of(params)
         if layout is None:
             return None
         pcol = layout.partition_column.lower()
-        columns = {c.lower(): t for c, t in self.client.columns(db, name) if c.lower() != pcol}
+        columns = {c.lower(): t for c, t in cols if c.lower() != pcol}
         return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(params))
 
 
@@ -193,30 +221,76 @@ def session_settings(spark) -> Settings:
     return Settings(ansi, str(spark.conf.get("spark.sql.session.timeZone", DEFAULT_TIME_ZONE)))
 
 
-def sql(spark, text: str, *, dialect: str = "spark"):
+def sql(spark, text: str, *, dialect: str = "spark", fresh: bool = False):
     """``spark.sql(text)``, reading only the partitions each laid-out table scan may need.
 
-    Layouts come from the tables' TBLPROPERTIES (parsed once per layout checksum, so a re-applied
-    layout is picked up); tables without one are left alone. The rewrite follows this session's
-    ANSI mode and time zone. Should an apply swap the table between reading its layout and running
+    Layouts come from the tables' TBLPROPERTIES; tables without one are left alone. The rewrite
+    follows this session's ANSI mode and time zone. What it reads of the catalog is kept for the
+    session and checked for each query (``hive_integration.spark.catalog_cache``): the tables'
+    files are listed again, so new files (an INSERT, an append, an apply) are seen at once, and an
+    entry changed in the metastore alone is seen within the cache's TTL; ``fresh`` reads
+    everything again now. Should an apply swap the table between reading its layout and running
     the query, the query's filter does not know the new layout's partition ids and reads them all.
-    """
-    current_db = spark.catalog.currentDatabase()
-    source = SparkCatalogLayouts(spark)
-    read = tables_read(text, dialect=dialect, current_db=current_db)
-    source.read_entries(f"{db}.{name}" for _, db, name in read)
-    layouts, columns = layouts_of(read, source)
-    if layouts:
-        # Spark replaces ${…} in the text, quoted literals included, before parsing it ('${x}' may run
-        # as ''); the planner reads the text as written, so such a query is not pruned (unless the
-        # session turned substitution off).
-        substituted = "${" in text and str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() != "false"
-        try:
-            from hive_integration.spark.join_ranges import context_for
 
-            joins = context_for(spark, source, read, layouts, columns)
-            text, _ = rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
-                                    prune=not substituted, settings=session_settings(spark), joins=joins)
-        except SchemaError:
-            pass  # our column resolution is stricter than Spark's; the query still runs, unpruned
-    return spark.sql(text)
+    A layout read before such a change is therefore never a wrong subset, but it may name what the
+    table no longer has (a rollback by hand to a table without the partition column): when Spark
+    cannot analyse the rewritten text, the catalog is read again and the query rewritten once more
+    (and, rewritten the same, Spark's error is the query's own).
+    """
+    rewritten = rewrite(spark, text, dialect=dialect, fresh=fresh)
+    if fresh or rewritten == text:
+        return spark.sql(rewritten)
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.sql(rewritten)
+    except AnalysisException:
+        again = rewrite(spark, text, dialect=dialect, fresh=True)
+        if again == rewritten:
+            raise
+    return spark.sql(again)
+
+
+def rewrite(spark, text: str, *, dialect: str = "spark", fresh: bool = False) -> str:
+    """The text ``sql`` runs for ``text`` now (``text`` itself when nothing is laid out or prunable)."""
+    cache = session_cache(spark)
+    with cache.lock:  # one query's look-ups at a time: they share the session's cache
+        if fresh:
+            cache.forget()
+        cache.begin()
+        return _rewrite(spark, cache, text, dialect)
+
+
+def _rewrite(spark, cache: CatalogCache, text: str, dialect: str) -> str:
+    current_db = spark.catalog.currentDatabase()
+    read = cache.rewrite(("tables", text, dialect, current_db),
+                         lambda: tuple(tables_read(text, dialect=dialect, current_db=current_db)))
+    source = SparkCatalogLayouts(spark, cache, current_db)
+    # every table the query reads: its files checked first (one listing call), so an entry whose
+    # table changed (an apply, a re-layout, an INSERT, by anyone) is read again before it is used
+    source.snapshots(f"{db}.{name}" for _, db, name in read)
+    layouts, columns = layouts_of(read, source)
+    if not layouts:
+        return text
+    # Spark replaces ${…} in the text, quoted literals included, before parsing it ('${x}' may run
+    # as ''); the planner reads the text as written, so such a query is not pruned (unless the
+    # session turned substitution off).
+    substituted = "${" in text and str(spark.conf.get("spark.sql.variable.substitute", "true")).lower() != "false"
+    from hive_integration.spark.join_ranges import context_for
+
+    joins = context_for(spark, source, read, layouts, columns)
+    settings = session_settings(spark)
+    key = ("rewrite", text, dialect, current_db, substituted, settings,
+           tuple(source.token(f"{db}.{name}") for _, db, name in read),
+           tuple(sorted(joins.snapshots.items())) if joins is not None else None)
+    return cache.rewrite(key, lambda: _rewritten(text, layouts, dialect, current_db, columns, not substituted,
+                                                 settings, joins))
+
+
+def _rewritten(text: str, layouts, dialect: str, current_db: str, columns, prune: bool, settings: Settings,
+               joins) -> str:
+    try:
+        return rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
+                             prune=prune, settings=settings, joins=joins)[0]
+    except SchemaError:
+        return text  # our column resolution is stricter than Spark's; the query still runs, unpruned

@@ -123,6 +123,16 @@ class MetastoreClient:
             raise
         return True
 
+    def table_info(self, db: str, table: str) -> tuple[dict[str, str], list[tuple[str, str]]] | None:
+        """(parameters, data columns as (name, Hive type)) of a table in one call; None when there is no such table."""
+        try:
+            t = self._table(db, table)
+        except MetastoreError as e:
+            if isinstance(e.__cause__, (NoSuchObjectException, UnknownDBException)):
+                return None
+            raise
+        return dict(t.parameters or {}), [(c.name, c.type) for c in (t.sd.cols if t.sd else None) or []]
+
     def table_parameters(self, db: str, table: str) -> dict[str, str]:
         return dict(self._table(db, table).parameters or {})
 

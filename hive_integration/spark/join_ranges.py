@@ -22,7 +22,8 @@ files, sizes and modification times, and its planner layout checksum) is recorde
 """
 from __future__ import annotations
 
-import hashlib
+import math
+import time
 from typing import Callable, Iterable, Mapping, Sequence
 
 from sqlglot import exp
@@ -33,15 +34,17 @@ from hive_integration.spark.catalog import (
     input_files,
     table_files,
 )
+from hive_integration.spark.catalog_cache import CatalogCache, SparkCatalogIO, forget, snapshot_digest
 from planner.cnf.valueset import ValueSet
 from planner.emit.join_sql import (
+    SOURCE_ALIAS,
     chained,
     join_chain,
-    key_counts,
     qualified_column,
+    table_counts,
     table_ref,
 )
-from planner.model.join_paths import JoinColumn
+from planner.model.join_paths import JoinColumn, JoinPath
 from planner.model.layout import Layout
 from planner.pruning.join_pruning import (
     SMALL_SET,
@@ -55,6 +58,13 @@ from planner.semantics.kinds import Kind
 from planner.semantics.types import parse_type
 
 _KINDS = (Kind.INTEGER, Kind.DECIMAL, Kind.STRING, Kind.DATE, Kind.BOOLEAN)  # FLOAT/TIMESTAMP: not recorded
+_SETS = (Kind.STRING, Kind.BOOLEAN, Kind.INTEGER)  # kinds whose few values are kept as a set per partition
+_FACT = "f"  # the laid-out table in the ranges query
+#: A first hop's table of at most this many rows is broadcast to the laid-out table's rows in the
+#: ranges query (its join columns only: a key and a few values a row); a larger one is joined by
+#: a shuffle of both sides.
+BROADCAST_ROWS = 2_000_000
+REFUTE_ROWS = 100_000  # rows a key's uniqueness is first checked on (``_counted``)
 
 
 def _run(spark, q: exp.Expression) -> list:
@@ -84,41 +94,62 @@ def table_snapshot(spark, table: str, entry: CatalogEntry | None = None) -> str 
             files = input_files(spark, table_ref(table).sql(dialect="spark"), systems)
     except (Py4JError, PySparkException):
         return None
-    h = hashlib.sha256()
-    for f, length, modified in files:
-        h.update(f"{f}\0{length}\0{modified}\n".encode())
-    h.update(str(entry.properties.get("planner.layout.sha256", "")).encode())
-    return h.hexdigest()[:32]
+    return snapshot_digest(files, entry.properties)
 
 
-def snapshots(spark, tables: Iterable[str],
-              entries: Callable[[str], CatalogEntry | None] | None = None) -> dict[str, str | None]:
-    """Each table's ``table_snapshot``; ``entries`` (table -> catalog entry, or None when the query
-    cannot be said to read the table, e.g. a temporary view shadows it) supplies entries already read."""
-    if entries is None:
-        return {t: table_snapshot(spark, t) for t in dict.fromkeys(tables)}
-    out = {}
-    for t in dict.fromkeys(tables):
-        entry = entries(t)
-        out[t] = None if entry is None else table_snapshot(spark, t, entry)
-    return out
+def snapshots(spark, tables: Iterable[str]) -> dict[str, str | None]:
+    """Each table's ``table_snapshot``, read now."""
+    return {t: table_snapshot(spark, t) for t in dict.fromkeys(tables)}
+
+
+class _Snapshots:
+    """``snapshots`` of the same tables taken twice: the second time, their directories are
+    listed again in one call (``catalog_cache``), not the tables read whole again."""
+
+    def __init__(self, spark):
+        self.spark = spark
+        self.cache = CatalogCache(SparkCatalogIO(spark), ttl=math.inf)
+
+    def now(self, tables: Iterable[str]) -> dict[str, str | None]:
+        current = self.spark.catalog.currentDatabase().lower()
+        keys = {t: t.lower() if "." in t else f"{current}.{t.lower()}" for t in tables}
+        self.cache.begin()
+        found = self.cache.snapshots(keys.values())
+        return {t: found[k] for t, k in keys.items()}
 
 
 # ---- computing the ranges ---------------------------------------------------------------------------
-def _unique(spark, table: str, key: str, memo: dict) -> bool:
-    """Whether ``key`` is unique in ``table``; ``memo`` keeps (rows, distinct keys) per (table, key)."""
-    if (table, key) not in memo:
-        memo[(table, key)] = tuple(_run(spark, key_counts(table, key))[0])
-    total, distinct = memo[(table, key)]
-    return total == distinct
+def _counted(spark, tables: Mapping[str, tuple[list[str], list[str]]], unique: dict, distinct: dict,
+             say: Callable[[str], None]) -> dict[str, str]:
+    """Counts every joined table once (``table_counts``): its rows and distinct values of each key
+    into ``unique`` ((table, key) -> (rows, distinct keys)), an estimate of each candidate column's
+    distinct values into ``distinct`` ((table, column) -> count). Returns why a table could not be read.
 
-
-def _types(spark, table: str, memo: dict) -> dict[str, str]:
-    if table not in memo:
-        from hive_integration.spark.columns import table_columns
-
-        memo[table] = table_columns(lambda s: [tuple(r) for r in spark.sql(s).collect()], table_ref(table))
-    return memo[table]
+    A key is first checked on ``REFUTE_ROWS`` rows of its table (the first ones read, a ``LIMIT``):
+    a key repeated there repeats in the table, and is not counted in full (``lineitem.l_orderkey``
+    on a join path from lineitem to itself would otherwise cost a count of the fact table's keys).
+    Such a key's figures are the sample's (rows > distinct)."""
+    failed = {}
+    for table, (keys, values) in tables.items():
+        keys = [k for k in dict.fromkeys(keys) if (table, k) not in unique]
+        values = [v for v in dict.fromkeys(values) if (table, v) not in distinct]
+        if not keys and not values:
+            continue
+        try:
+            if keys:
+                head = _run(spark, table_counts(table, keys, (), limit=REFUTE_ROWS))[0]
+                repeated = [k for i, k in enumerate(keys) if int(head[1 + i]) < int(head[0])]
+                unique.update({(table, k): (int(head[0]), int(head[1 + keys.index(k)])) for k in repeated})
+                keys = [k for k in keys if k not in repeated]
+            if keys or values:
+                row = _run(spark, table_counts(table, keys, values))[0]
+                for i, k in enumerate(keys):
+                    unique[(table, k)] = (int(row[0]), int(row[1 + i]))
+                for i, v in enumerate(values):
+                    distinct[(table, v)] = int(row[1 + len(keys) + i])
+        except Exception as e:  # a table that is gone or unreadable: nothing to record through it
+            failed[table] = str(e).splitlines()[0][:200]
+    return failed
 
 
 def _exists(spark, table: str, memo: dict) -> bool:
@@ -131,27 +162,40 @@ def _exists(spark, table: str, memo: dict) -> bool:
 
 
 def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callable[[str], None] = lambda m: None,
-                   unique: dict | None = None) -> list[tuple[JoinColumn, str]]:
+                   unique: dict | None = None, distinct: dict | None = None) -> list[tuple[JoinColumn, str]]:
     """The join columns that can be recorded, with their types (unique keys on every hop, an ordered kind).
-    ``unique``: filled with (rows, distinct keys) per (table, key) of every hop looked at."""
+    ``unique``: filled with (rows, distinct keys) per (table, key) of every hop looked at; ``distinct``:
+    with an estimate of the distinct values of each string, boolean or integer column (``_small``).
+    Each joined table is read once, for all its keys and columns together."""
+    from hive_integration.spark.catalog import catalog_entries
+
     unique = {} if unique is None else unique
-    types: dict = {}
+    distinct = {} if distinct is None else distinct
+    # a table the workload joins but the catalog lacks (``tpch.part`` where only lineitem was
+    # loaded): one calm line, not the analyzer's TABLE_OR_VIEW_NOT_FOUND from a query on it
     exists: dict[str, bool] = {}
+    hopped = sorted({h.table for c in columns for h in c.path.hops})
+    present = [t for t in hopped if _exists(spark, t, exists)]
+    entries = catalog_entries(spark, present) if present else {}
+    types = {t: dict(e.columns) for t, e in entries.items() if e is not None}
+    wanted: dict[str, tuple[list[str], list[str]]] = {}
+    for c in columns:
+        for h in c.path.hops:
+            wanted.setdefault(h.table, ([], []))[0].append(h.key)
+        t = types.get(c.path.table, {}).get(c.column)
+        if t is not None and parse_type(t).kind in _SETS:
+            wanted.setdefault(c.path.table, ([], []))[1].append(c.column)
+    failed = _counted(spark, {t: w for t, w in wanted.items() if t in types}, unique, distinct, say)
+    failed.update({t: f"{t} is not a table in the catalog" if not exists.get(t, True) else f"table {t} cannot be read"
+                   for t in wanted if t not in types})
     out = []
     for c in columns:
-        # a table the workload joins but the catalog lacks (``tpch.part`` where only lineitem was
-        # loaded): one calm line, not the analyzer's TABLE_OR_VIEW_NOT_FOUND from a query on it
-        gone = next((h.table for h in c.path.hops if not _exists(spark, h.table, exists)), None)
+        gone = next((failed[h.table] for h in c.path.hops if h.table in failed), None)
         if gone is not None:
-            say(f"join column {c.describe()} not recorded: {gone} is not a table in the catalog")
+            say(f"join column {c.describe()} not recorded: {gone}")
             continue
-        try:
-            hops_ok = all(_unique(spark, h.table, h.key, unique) for h in c.path.hops)
-            t = _types(spark, c.path.table, types).get(c.column)
-        except Exception as e:  # a table that is gone or unreadable: nothing to record for it
-            say(f"join column {c.describe()} not recorded: {str(e).splitlines()[0][:200]}")
-            continue
-        if not hops_ok:
+        t = types[c.path.table].get(c.column)
+        if not all(unique[(h.table, h.key)][0] == unique[(h.table, h.key)][1] for h in c.path.hops):
             say(f"join column {c.describe()} not recorded: a hop does not join a unique key (the join would fan out)")
         elif t is None:
             say(f"join column {c.describe()} not recorded: {c.path.table} has no column {c.column}")
@@ -163,28 +207,61 @@ def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callab
 
 
 def ranges_query(table: str, partition_column: str, columns: Sequence[tuple[JoinColumn, str]],
-                 small: Mapping[JoinColumn, bool]) -> exp.Select:
-    """The one join that computes every column's per-partition aggregates (see the module's notes)."""
-    aliases, joins = join_chain([c for c, _ in columns])
-    q = exp.select(qualified_column("t", partition_column).as_("pid"))
+                 small: Mapping[JoinColumn, bool], broadcast: Iterable[str] = ()) -> exp.Select:
+    """The one query that computes every column's per-partition aggregates (see the module's notes).
+
+    The joined tables are joined to each other first, one subquery per first hop (orders with its
+    customers, nations and regions), and each subquery to the laid-out table once, on the key
+    (``LEFT JOIN`` is associative here: every ON is false on a missing partner). So the laid-out
+    table's rows meet each first hop once, narrow (its partition and join columns), and a
+    subquery whose first table is in ``broadcast`` is broadcast: the big table is not shuffled for it.
+    ``l JOIN (o JOIN c)`` rather than ``(l JOIN o) JOIN c`` also keeps the laid-out table's rows out
+    of the joins further down the path."""
+    groups: dict = {}
     for i, (c, _) in enumerate(columns):
-        end = aliases[c.path.hops]
-        value, key = qualified_column(end, c.column), qualified_column(end, c.path.hops[-1].key)
-        null_seen = exp.Case(ifs=[exp.If(this=exp.and_(exp.Not(this=exp.Is(this=key, expression=exp.Null())),
-                                                             exp.Is(this=value.copy(), expression=exp.Null())),
-                                         true=exp.Literal.number(1))], default=exp.Literal.number(0))
-        aggs = [exp.Min(this=value.copy()).as_(f"c{i}_min"), exp.Max(this=value.copy()).as_(f"c{i}_max"),
-                exp.Max(this=null_seen).as_(f"c{i}_null")]
-        if small.get(c):
-            aggs.append(exp.Anonymous(this="collect_set", expressions=[value.copy()]).as_(f"c{i}_set"))
-        q = q.select(*aggs, copy=False)
-    return chained(q, table_ref(table), joins).group_by(qualified_column("t", partition_column), copy=False)
+        groups.setdefault(c.path.hops[0], []).append(i)
+    broadcast = set(broadcast)
+    order = sorted(groups, key=lambda h: h.table in broadcast)  # the shuffled joins first, while rows are narrow
+    q = exp.select(qualified_column(_FACT, partition_column).as_("pid"))
+    hinted = []
+    for g, hop in enumerate(order):
+        alias = f"d{g}"
+        rest = [JoinColumn(JoinPath(columns[i][0].path.hops[1:]), columns[i][0].column) for i in groups[hop]]
+        aliases, joins = join_chain(rest)
+        dim = exp.select(qualified_column(SOURCE_ALIAS, hop.key).as_("k"))
+        for i, c in zip(groups[hop], rest):
+            end = aliases[c.path.hops]
+            last = columns[i][0].path.hops[-1].key
+            dim = dim.select(qualified_column(end, c.column).as_(f"v{i}"), qualified_column(end, last).as_(f"n{i}"),
+                             copy=False)
+        dim = chained(dim, table_ref(hop.table), joins)
+        q = q.join(exp.Subquery(this=dim, alias=exp.TableAlias(this=exp.to_identifier(alias))),
+                   on=exp.EQ(this=qualified_column(_FACT, hop.column), expression=qualified_column(alias, "k")),
+                   join_type="left", copy=False)
+        if hop.table in broadcast:
+            hinted.append(exp.column(alias))
+        for i in groups[hop]:
+            value, key = qualified_column(alias, f"v{i}"), qualified_column(alias, f"n{i}")
+            null_seen = exp.Case(ifs=[exp.If(this=exp.and_(exp.Not(this=exp.Is(this=key, expression=exp.Null())),
+                                                                 exp.Is(this=value.copy(), expression=exp.Null())),
+                                             true=exp.Literal.number(1))], default=exp.Literal.number(0))
+            aggs = [exp.Min(this=value.copy()).as_(f"c{i}_min"), exp.Max(this=value.copy()).as_(f"c{i}_max"),
+                    exp.Max(this=null_seen).as_(f"c{i}_null")]
+            if small.get(columns[i][0]):
+                aggs.append(exp.Anonymous(this="collect_set", expressions=[value.copy()]).as_(f"c{i}_set"))
+            q = q.select(*aggs, copy=False)
+    q = q.from_(exp.alias_(table_ref(table), _FACT, table=True), copy=False)
+    if hinted:
+        q.set("hint", exp.Hint(expressions=[exp.Anonymous(this="BROADCAST", expressions=hinted)]))
+    return q.group_by(qualified_column(_FACT, partition_column), copy=False)
 
 
-def _small(spark, c: JoinColumn) -> bool:
-    v = exp.column(exp.to_identifier(c.column, quoted=True))
-    q = exp.select(exp.Count(this=exp.Distinct(expressions=[v]))).from_(table_ref(c.path.table))
-    return int(_run(spark, q)[0][0]) <= SMALL_SET
+def _small(c: JoinColumn, t: str, distinct: Mapping[tuple[str, str], int]) -> bool:
+    """Whether ``c``'s values are few enough to keep as a set per partition: at most ``SMALL_SET``
+    distinct values in its table, by Spark's estimate (HyperLogLog++, exact in practice at this
+    size). Only the cost of the per-partition sets depends on it, not what is recorded: a
+    partition whose values are more than ``SMALL_SET`` is recorded as its [min, max]."""
+    return parse_type(t).kind in _SETS and distinct.get((c.path.table, c.column), SMALL_SET + 1) <= SMALL_SET
 
 
 def _value_set(kind: Kind, lo, hi, null_seen, values) -> ValueSet:
@@ -198,15 +275,27 @@ def _value_set(kind: Kind, lo, hi, null_seen, values) -> ValueSet:
 
 
 def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
-                        say: Callable[[str], None] = lambda m: None) -> JoinRanges | None:
-    """The ranges of ``columns`` over ``layout.table``'s partitions as they are now (None: nothing to record)."""
-    usable = usable_columns(spark, layout.table, columns, say)
+                        say: Callable[[str], None] = lambda m: None,
+                        seconds: dict[str, float] | None = None) -> JoinRanges | None:
+    """The ranges of ``columns`` over ``layout.table``'s partitions as they are now (None: nothing to
+    record). ``seconds``: filled with the time of each part (the tables' counts, the ranges query)."""
+    seconds = {} if seconds is None else seconds
+    t0 = time.monotonic()
+    tables = [layout.table] + [h.table for c in columns for h in c.path.hops]
+    files = _Snapshots(spark)
+    before = files.now(tables)
+    unique: dict = {}
+    distinct: dict = {}
+    usable = usable_columns(spark, layout.table, columns, say, unique, distinct)
+    seconds["counts"] = round(time.monotonic() - t0, 3)
     if not usable:
         return None
-    tables = [layout.table] + [h.table for c, _ in usable for h in c.path.hops]
-    before = snapshots(spark, tables)
-    small = {c: parse_type(t).kind in (Kind.STRING, Kind.BOOLEAN, Kind.INTEGER) and _small(spark, c) for c, t in usable}
-    rows = _run(spark, ranges_query(layout.table, layout.partition_column, usable, small))
+    t0 = time.monotonic()
+    small = {c: _small(c, t, distinct) for c, t in usable}
+    broadcast = {h.table for c, _ in usable for h in c.path.hops[:1]
+                 if unique.get((h.table, h.key), (BROADCAST_ROWS + 1,))[0] <= BROADCAST_ROWS}
+    rows = _run(spark, ranges_query(layout.table, layout.partition_column, usable, small, broadcast))
+    seconds["ranges query"] = round(time.monotonic() - t0, 3)
     out = []
     for i, (c, t) in enumerate(usable):
         kind = parse_type(t).kind
@@ -216,11 +305,13 @@ def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
             per.append((int(d["pid"]), _value_set(kind, d[f"c{i}_min"], d[f"c{i}_max"], d[f"c{i}_null"],
                                                  d.get(f"c{i}_set"))))
         out.append(JoinRange(c, t, tuple(sorted(per, key=lambda x: x[0]))))
-    after = snapshots(spark, tables)
+    after = files.now(tables)
     if before != after:
         say("join ranges not recorded: a table changed while they were computed")
         return None
-    return JoinRanges(layout.table, layout.generation, tuple(sorted(after.items())), tuple(out))
+    used = [layout.table] + [h.table for c, _ in usable for h in c.path.hops]
+    return JoinRanges(layout.table, layout.generation, tuple(sorted((t, after[t]) for t in dict.fromkeys(used))),
+                      tuple(out))
 
 
 # ---- storing, refreshing, reading --------------------------------------------------------------------
@@ -231,24 +322,28 @@ def _properties(spark, table: str) -> dict[str, str]:
 def store(spark, table: str, ranges: JoinRanges | None) -> None:
     """Replace the table's stored ranges by ``ranges`` (None: just drop the old ones)."""
     t = table_ref(table).sql(dialect="spark")
-    old = stale_property_keys(_properties(spark, table))
-    if old:
-        keys = ", ".join(exp.Literal.string(k).sql("spark") for k in old)
-        spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ({keys})")
-    if ranges is not None:
-        pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
-                 for k, v in ranges.properties().items()]
-        spark.sql(exp.Alter(this=table_ref(table), kind="TABLE",
-                            actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
+    try:
+        old = stale_property_keys(_properties(spark, table))
+        if old:
+            keys = ", ".join(exp.Literal.string(k).sql("spark") for k in old)
+            spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ({keys})")
+        if ranges is not None:
+            pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
+                     for k, v in ranges.properties().items()]
+            spark.sql(exp.Alter(this=table_ref(table), kind="TABLE",
+                                actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
+    finally:
+        forget(table)  # planner.sql's caches read the table's ranges again with the next query
 
 
 def load(spark, table: str) -> JoinRanges | None:
     return JoinRanges.from_properties(_properties(spark, table))
 
 
-def refresh(spark, layout: Layout, say: Callable[[str], None] = lambda m: None) -> JoinRanges | None:
+def refresh(spark, layout: Layout, say: Callable[[str], None] = lambda m: None,
+            seconds: dict[str, float] | None = None) -> JoinRanges | None:
     """Compute and store the ranges of the join columns advise recorded in ``layout`` (or that the table
-    already has ranges for): after apply, re-apply and append."""
+    already has ranges for): after apply, re-apply and append. ``seconds``: filled with each part's time."""
     from planner.emit.ddl import layout_from_properties
 
     props = _properties(spark, layout.table)
@@ -260,23 +355,27 @@ def refresh(spark, layout: Layout, say: Callable[[str], None] = lambda m: None) 
         columns += [r.column for r in old.columns if r.column not in columns]
     if not columns:
         return None
-    ranges = compute_join_ranges(spark, layout, columns, say)
+    ranges = compute_join_ranges(spark, layout, columns, say, seconds)
+    t0 = time.monotonic()
     store(spark, layout.table, ranges)
+    if seconds is not None:
+        seconds["store"] = round(time.monotonic() - t0, 3)
     if ranges is not None:
         say(f"join ranges recorded for {len(ranges.columns)} joined column(s) of {layout.table}")
     return ranges
 
 
-def after_apply(runner, layout: Layout, say: Callable[[str], None]) -> None:
+def after_apply(runner, layout: Layout, say: Callable[[str], None], seconds: dict[str, float] | None = None) -> None:
     """Record the ranges once ``layout`` is in place (apply, re-apply, append). A failure here leaves
     the table without ranges (it then prunes by its own predicates only); it never fails the apply."""
+    forget(layout.table)  # planner.sql's caches in this process read the table again
     spark = getattr(runner, "spark", None)
     if spark is None:
         if join_columns_of(layout):
             say("join ranges not recorded: they are computed with Spark (run `planner apply` without --hiveserver2)")
         return
     try:
-        refresh(spark, layout, say)
+        refresh(spark, layout, say, seconds)
     except Exception as e:  # the data is already in place; pruning through joins is an extra
         say(f"join ranges not recorded: {str(e).splitlines()[0][:300]}")
         try:
@@ -286,11 +385,12 @@ def after_apply(runner, layout: Layout, say: Callable[[str], None]) -> None:
 
 
 def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str],
-                 entries: Callable[[str], CatalogEntry | None] | None = None):
+                 snapshots_of: Callable[[list[str]], Mapping[str, str | None]] | None = None):
     """``planner.rewrite.query_rewrite.JoinContext`` for a query reading ``read``: the ranges of its laid-out tables
     and the snapshots (now) of the tables those ranges depend on and the query reads. Without a Spark
     session (a thrift metastore, layout files) the snapshots are unknown and nothing prunes through
-    joins; ``explain`` says so."""
+    joins; ``explain`` says so. ``snapshots_of``: the tables' snapshots as the caller keeps them
+    (``SparkCatalogLayouts.snapshots``: None for a table a temporary view shadows), else read here."""
     from planner.rewrite.query_rewrite import JoinContext
 
     ranges = {k: v for k, v in tables.items() if v is not None}
@@ -298,8 +398,9 @@ def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[
         return None
     read = set(read)
     need = {t for r in ranges.values() for c in r.columns for t in tables_of(c.column, r.table) if t in read}
-    return JoinContext(ranges, snapshots(spark, sorted(need), entries) if spark is not None
-                       else {t: None for t in need})
+    if spark is None:
+        return JoinContext(ranges, {t: None for t in need})
+    return JoinContext(ranges, dict((snapshots_of or (lambda ts: snapshots(spark, ts)))(sorted(need))))
 
 
 def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Mapping, columns: dict):
@@ -308,7 +409,8 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
     their unqualified names resolve."""
     entries = getattr(source, "entry", None)
     joins = join_context(spark, {q: getattr(source.lookup(db, name), "join_ranges", None)
-                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read], entries)
+                                 for q, db, name in read if q in layouts}, [q for q, _, _ in read],
+                         getattr(source, "snapshots", None))
     if joins is not None and spark is not None:
         from hive_integration.spark.columns import spark_columns
 

@@ -77,7 +77,7 @@ def with_joined_columns(spark, stats: TableStats, columns: Sequence[JoinColumn],
         sample = sample.append_column(match_attribute(p), joined.column(f"m{i}"))
     say(f"sample joined to {len({h.table for c, _ in usable for h in c.path.hops})} table(s) for "
         f"{len(usable)} joined column(s) the workload filters")
-    rows = {t: n for (t, _), (n, _) in hops.items()}
+    rows = {h.table: hops[(h.table, h.key)][0] for c, _ in usable for h in c.path.hops}  # counted in full
     return replace(stats, sample=sample, joined=tuple((joined_attribute(c), t) for c, t in usable),
                    joined_rows=tuple(sorted(rows.items())))
 

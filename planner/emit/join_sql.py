@@ -38,6 +38,21 @@ def key_counts(table: str, key: str) -> exp.Select:
     return exp.select(exp.Count(this=exp.Star()), exp.Count(this=exp.Distinct(expressions=[k]))).from_(table_ref(table))
 
 
+def table_counts(table: str, keys: Sequence[str], columns: Sequence[str] = (), limit: int | None = None
+                 ) -> exp.Select:
+    """``SELECT count(*), count(DISTINCT k1), …, approx_count_distinct(c1), … FROM table``: each
+    hop's key is unique iff its count equals the rows; the columns' estimates decide which keep
+    their values as sets. One scan of the table for all of them; with ``limit``, of its first
+    ``limit`` rows only (a key repeated there is not unique)."""
+    ref = lambda name: exp.column(exp.to_identifier(name, quoted=True))  # noqa: E731
+    q = exp.select(exp.Count(this=exp.Star()), *[exp.Count(this=exp.Distinct(expressions=[ref(k)])) for k in keys],
+                   *[exp.Anonymous(this="approx_count_distinct", expressions=[ref(c)]) for c in columns])
+    if limit is None:
+        return q.from_(table_ref(table))
+    rows = exp.select(*[ref(k) for k in dict.fromkeys([*keys, *columns])]).from_(table_ref(table)).limit(limit)
+    return q.from_(rows.subquery("head"))
+
+
 def join_chain(columns: Sequence[JoinColumn]) -> tuple[dict[tuple, str], list[tuple[exp.Expression, exp.EQ]]]:
     """LEFT JOINs that follow every column's join path from the laid-out table (alias ``t``), shared
     prefixes joined once: (alias of each hop prefix, the joined tables with their ON conditions)."""
@@ -63,4 +78,4 @@ def chained(q: exp.Select, source: exp.Expression, joins) -> exp.Select:
     return q
 
 
-__all__ = ["SOURCE_ALIAS", "chained", "join_chain", "key_counts", "qualified_column", "table_ref"]
+__all__ = ["SOURCE_ALIAS", "chained", "join_chain", "key_counts", "qualified_column", "table_counts", "table_ref"]
