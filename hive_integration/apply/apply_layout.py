@@ -332,6 +332,23 @@ def write_settings_restored(runner: Runner, statements: Sequence[str]) -> Iterat
 
 
 # ---- the report ---------------------------------------------------------------------------------
+class StepClock:
+    """Seconds per step into ``seconds`` (a step lasts from its ``start`` to the next one's, or
+    ``stop``); a step started again adds to its time."""
+
+    def __init__(self, seconds: dict[str, float]):
+        self.seconds, self.name, self.t0 = seconds, None, 0.0
+
+    def start(self, name: str) -> None:
+        self.stop()
+        self.name, self.t0 = name, time.monotonic()
+
+    def stop(self) -> None:
+        if self.name is not None:
+            self.seconds[self.name] = round(self.seconds.get(self.name, 0.0) + time.monotonic() - self.t0, 3)
+        self.name = None
+
+
 @dataclass
 class ApplyReport:
     table: str
@@ -344,6 +361,8 @@ class ApplyReport:
     resumed: str | None = None
     already_applied: bool = False  # the table had this layout already: nothing was done
     steps: list[str] = field(default_factory=list)
+    step_seconds: dict[str, float] = field(default_factory=dict)  # where the time went, step by step (StepClock)
+    join_range_seconds: dict[str, float] = field(default_factory=dict)  # the join ranges' step, part by part
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -353,6 +372,8 @@ class ApplyReport:
             kept = f"; the previous table is kept as {self.backup}" if self.backup else ""
             return f"{self.table} already has this layout ({self.layout}){kept}: nothing to do"
         lines = [f"applied {self.layout} to {self.table}: {self.rows:,} rows verified in {self.seconds:.1f} s"]
+        if self.step_seconds:
+            lines.append("steps: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.step_seconds.items()))
         if self.resumed:
             lines.append(f"resumed: {self.resumed}")
         lines.append(f"previous table {'dropped' if self.dropped_old else 'kept as'} {self.backup}")
@@ -506,6 +527,8 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
     cat = Catalog(runner, names)
     started = time.monotonic()
     report = ApplyReport(table=names.qualified(names.source), backup="", layout=layout.describe())
+    clock = StepClock(report.step_seconds)
+    clock.start("checks")
 
     def say(msg: str) -> None:
         report.steps.append(msg)
@@ -568,6 +591,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             state = props.get(STATE)
             if state in ("loaded", "verified") and _same_layout(props, layout):
                 step = "verify"
+                clock.start("verify")
                 say(f"{names.qualified(new)} left {state} by an earlier run: verifying it")
                 reused = _verify(cat, columns, report, say, drop_on_mismatch=False)
             if not reused:
@@ -583,6 +607,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         observed = None
         if not reused:
             step = "create"
+            clock.start("create")
             for item in source.metadata.left_out:  # the rest of its comments and properties stay
                 say(left_out_text(item))
             place = source.copy_location()
@@ -596,6 +621,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             fault("after_create")
             step = "insert"
             fault("before_insert")
+            clock.start("write")
             say(f"writing: {plan.describe()}")
             observe = getattr(runner, "execute_observed", None)
             with write_settings_restored(runner, fill):
@@ -608,6 +634,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
                     say(f"statement {i}/{len(fill)} done in {time.monotonic() - t0:.1f} s: "
                         f"{' '.join(s.split())[:60]}")
             report.statements = len(fill)
+            clock.start("verify")
             cat.set_properties(new, {STATE: "loaded"})
             fault("after_insert")
             step = "verify"
@@ -615,6 +642,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         cat.set_properties(new, {STATE: "verified", PREVIOUS: names.qualified(backup)})
         fault("after_verify")
         step = "swap"
+        clock.start("swap")
         _check_lease(cat, src, owner, lease_ttl, break_lease=False)
         if cat.exists(backup):
             raise ApplyError(f"{names.qualified(backup)} already exists (this advice was applied before); drop or "
@@ -648,7 +676,9 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         after_apply,  # issue 13: ranges of joined columns per partition
     )
 
-    after_apply(runner, layout, say)
+    clock.start("join ranges")
+    after_apply(runner, layout, say, report.join_range_seconds)
+    clock.stop()
     report.seconds = time.monotonic() - started
     return report
 
