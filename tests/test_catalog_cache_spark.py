@@ -142,17 +142,17 @@ def test_an_apply_in_another_process_is_seen_by_the_next_query(spark, tpch_db, n
 
 
 def test_an_append_in_another_process_is_seen_by_the_next_query(spark, tpch_db, no_hooks):
-    q08 = _no_limit(golden_query("q08"))
-    before = rewrite(spark, q08)
+    before = rewrite(spark, Q05)  # pruned through the joins under either layout these tests apply
+    assert before != Q05
     columns = [c for c in spark.table(f"{DB}.lineitem").columns if c != "planner_pid"]
     spark.sql(f"CREATE TABLE {DB}.batch STORED AS PARQUET AS SELECT {', '.join(columns)} FROM {DB}.lineitem "
               "WHERE l_orderkey < 40")
     state = str(Path(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")).parent)
     done = CliRunner().invoke(cli, ["append", f"{DB}.batch", "--into", f"{DB}.lineitem", "--state-dir", state])
     assert done.exit_code == 0, done.output
-    after = rewrite(spark, q08)
-    assert after == _fresh(spark, q08) and before != q08
-    assert _parts(spark, q08)[0] == _parts(spark, q08, prune=False)[0]
+    after = rewrite(spark, Q05)
+    assert after == _fresh(spark, Q05)
+    assert _parts(spark, Q05)[0] == _parts(spark, Q05, prune=False)[0]
 
 
 def test_a_relayout_in_another_process_is_seen_by_the_next_query(spark, fresh_db, tmp_path, no_hooks):
