@@ -132,8 +132,12 @@ def test_join_queries_same_answer_fewer_partitions(spark, tpch_db, q):
 def test_a_query_reads_each_tables_catalog_entry_once_and_runs_no_statement_of_its_own(spark, tpch_db, monkeypatch):
     # the layout look-up, the joined tables' columns and their snapshots share one catalog entry per
     # table, read from the session catalog (the query's tables together): no SHOW TBLPROPERTIES or
-    # DESCRIBE goes through Spark SQL
+    # DESCRIBE goes through Spark SQL. The session's cache is emptied first: a cached query reads no
+    # entry at all (tests/test_catalog_cache_spark.py)
     import hive_integration.spark.catalog as catalog
+    from hive_integration.spark.catalog_cache import session_cache
+
+    session_cache(spark).forget()
 
     statements, entries = [], []
     real_sql, real_entry = spark.sql, catalog._entry
