@@ -41,6 +41,7 @@ import sqlglot
 from sqlglot import exp
 
 from hive_integration.spark.catalog_cache import forget
+from hive_integration.spark.cells import after_write, invalidate
 from planner.emit.apply_sql import apply_statements, backup_name
 from planner.emit.ddl import (
     TableMetadata,
@@ -647,6 +648,9 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
         if cat.exists(backup):
             raise ApplyError(f"{names.qualified(backup)} already exists (this advice was applied before); drop or "
                              "rename it, or advise again")
+        # the cells of the table being replaced describe its rows, not the new table's: no query may
+        # take them once the new table is in place (SQL saved earlier included)
+        invalidate(runner.execute, names.qualified(src), say)
         cat.run(rename_old)
         try:
             fault("between_renames")
@@ -678,6 +682,9 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
 
     clock.start("join ranges")
     after_apply(runner, layout, say, report.join_range_seconds)
+    if layout.aggregate_index is not None:
+        clock.start("aggregate index")
+        after_write(runner, layout, say)
     clock.stop()
     report.seconds = time.monotonic() - started
     return report

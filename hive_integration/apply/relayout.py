@@ -34,6 +34,7 @@ from typing import Callable, Mapping
 
 from sqlglot import exp
 
+from hive_integration.spark.cells import after_write, invalidate
 from hive_integration.apply.apply_layout import (
     Catalog,
     SimulatedCrash,
@@ -281,6 +282,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
         if unexpected:
             raise ApplyError(f"rows of the re-cut partitions fell outside every new piece (partitions "
                              f"{unexpected[:5]}); the table is unchanged")
+        invalidate(runner.execute, names.qualified(src), say)  # the re-cut moves rows between cells
         _swap(cat, parts, files, plan, staged, folder, say)
     except Exception as e:
         try:
@@ -292,6 +294,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
     forget(names.qualified(src))  # planner.sql's caches in this process: the partitions moved
     fault("after_swap")
     report = _finish(spark, cat, plan, report, say, db, drop_old, now, resumed=False, source=source)
+    after_write(runner, plan.layout, say)
     release_lease(cat, src, owner)
     report.seconds = time.monotonic() - started
     return report

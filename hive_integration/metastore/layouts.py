@@ -19,7 +19,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Iterable, Mapping, Protocol
 
 from hive_integration.spark.catalog import CatalogEntry, temp_view_exists, temp_views
 from hive_integration.spark.catalog_cache import CatalogCache, SparkCatalogIO, session_cache
@@ -27,7 +27,8 @@ from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.model.layout import Layout
 from planner.pruning.join_pruning import JoinRanges
-from planner.rewrite.query_rewrite import rewrite_query, tables_read
+from planner.rewrite.aggregate_rewrite import rewrite_statement
+from planner.rewrite.query_rewrite import tables_read
 from planner.semantics.settings import DEFAULT_TIME_ZONE, Settings
 
 LAYOUT_KEY = "planner.layout.parts"
@@ -39,6 +40,7 @@ class TableLayout:
     layout: Layout
     columns: dict[str, str] = field(default_factory=dict)  # column -> type, partition column excluded
     join_ranges: JoinRanges | None = None  # per-partition ranges of joined columns (planner.pruning.join_pruning)
+    properties: Mapping[str, str] | None = field(default=None, hash=False, compare=False)  # the table's (aggregate index state)
 
 
 class LayoutSource(Protocol):
@@ -149,7 +151,7 @@ def _table_layout(table: str, entry: CatalogEntry | None) -> TableLayout | None:
         return None
     pcol = layout.partition_column.lower()
     columns = {c: t for c, t in entry.columns.items() if c != pcol}
-    return TableLayout(table, layout, columns, JoinRanges.from_properties(entry.properties))
+    return TableLayout(table, layout, columns, JoinRanges.from_properties(entry.properties), entry.properties)
 
 
 class MetastoreLayouts(_Cached):
@@ -168,7 +170,7 @@ class MetastoreLayouts(_Cached):
             return None
         pcol = layout.partition_column.lower()
         columns = {c.lower(): t for c, t in cols if c.lower() != pcol}
-        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(params))
+        return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(params), params)
 
 
 class FileLayouts(_Cached):
@@ -215,6 +217,32 @@ def layouts_of(tables: Iterable[tuple[str, str, str]], source: LayoutSource
     return layouts, columns
 
 
+def index_contexts(spark, source, read, layouts) -> dict:
+    """The aggregate index of each laid-out table of ``read`` (``(qualified, db, table)``), as
+    ``planner.rewrite.aggregate_rewrite.IndexContext``: usable only when its build matches the table now
+    (``hive_integration.spark.cells.index_context``; without Spark it cannot be checked, and says so)."""
+    from hive_integration.spark.cells import index_context
+
+    out = {}
+    entries = getattr(source, "entry", None)
+    snapshots = getattr(source, "snapshots", None)  # the session's cache keeps them (SparkCatalogLayouts)
+    for q, db, name in read:
+        if q not in layouts or layouts[q].aggregate_index is None:
+            continue
+        found = source.lookup(db, name)
+        entry = entries(f"{db}.{name}") if entries is not None else None
+        now = snapshots([f"{db}.{name}"]).get(f"{db}.{name}", None) if snapshots is not None else ...
+        ctx = index_context(spark, f"{db}.{name}", layouts[q], getattr(found, "properties", None), entry, now)
+        if ctx is not None:
+            out[q] = ctx
+    return out
+
+
+def decimal_precision_loss(spark) -> bool:
+    """``spark.sql.decimalOperations.allowPrecisionLoss`` (true by default)."""
+    return str(spark.conf.get("spark.sql.decimalOperations.allowPrecisionLoss", "true")).strip().lower() != "false"
+
+
 def session_settings(spark) -> Settings:
     """The settings of a Spark session that change what a query means (ANSI mode, time zone)."""
     ansi = str(spark.conf.get("spark.sql.ansi.enabled", "true")).strip().lower() == "true"
@@ -222,7 +250,8 @@ def session_settings(spark) -> Settings:
 
 
 def sql(spark, text: str, *, dialect: str = "spark", fresh: bool = False):
-    """``spark.sql(text)``, reading only the partitions each laid-out table scan may need.
+    """``spark.sql(text)``, reading only the partitions each laid-out table scan may need, and
+    answering an aggregate query from its table's aggregate index where one answers it exactly.
 
     Layouts come from the tables' TBLPROPERTIES; tables without one are left alone. The rewrite
     follows this session's ANSI mode and time zone. What it reads of the catalog is kept for the
@@ -253,15 +282,23 @@ def sql(spark, text: str, *, dialect: str = "spark", fresh: bool = False):
 
 def rewrite(spark, text: str, *, dialect: str = "spark", fresh: bool = False) -> str:
     """The text ``sql`` runs for ``text`` now (``text`` itself when nothing is laid out or prunable)."""
+    return rewritten(spark, text, dialect=dialect, fresh=fresh)[0]
+
+
+def rewritten(spark, text: str, *, dialect: str = "spark", saved: bool = False, fresh: bool = False):
+    """``(text as planner.sql runs it, what the aggregate index did or None)``: each laid-out table
+    scan narrowed to its partitions, an aggregate query answered from its table's aggregate index
+    where that is exact. ``saved``: rewrite as ``planner rewrite`` does (for any session: both ANSI
+    modes, the layout's time zone) instead of for this session."""
     cache = session_cache(spark)
     with cache.lock:  # one query's look-ups at a time: they share the session's cache
         if fresh:
             cache.forget()
         cache.begin()
-        return _rewrite(spark, cache, text, dialect)
+        return _rewrite(spark, cache, text, dialect, saved)
 
 
-def _rewrite(spark, cache: CatalogCache, text: str, dialect: str) -> str:
+def _rewrite(spark, cache: CatalogCache, text: str, dialect: str, saved: bool = False):
     current_db = spark.catalog.currentDatabase()
     read = cache.rewrite(("tables", text, dialect, current_db),
                          lambda: tuple(tables_read(text, dialect=dialect, current_db=current_db)))
@@ -271,7 +308,7 @@ def _rewrite(spark, cache: CatalogCache, text: str, dialect: str) -> str:
     source.snapshots(f"{db}.{name}" for _, db, name in read)
     layouts, columns = layouts_of(read, source)
     if not layouts:
-        return text
+        return text, None
     # Spark replaces ${…} in the text, quoted literals included, before parsing it ('${x}' may run
     # as ''); the planner reads the text as written, so such a query is not pruned (unless the
     # session turned substitution off).
@@ -279,18 +316,26 @@ def _rewrite(spark, cache: CatalogCache, text: str, dialect: str) -> str:
     from hive_integration.spark.join_ranges import context_for
 
     joins = context_for(spark, source, read, layouts, columns)
-    settings = session_settings(spark)
+    indexes = index_contexts(spark, source, read, layouts)
+    if indexes and not decimal_precision_loss(spark):
+        indexes = {}  # the rewrite's decimal average assumes Spark's default (see aggregate_rewrite)
+    settings = None if saved else session_settings(spark)
+    # an index's use depends on its table's files now (a plain INSERT changes them, not the entry)
+    # and on its build (the entry's properties): both are in the key
     key = ("rewrite", text, dialect, current_db, substituted, settings,
            tuple(source.token(f"{db}.{name}") for _, db, name in read),
-           tuple(sorted(joins.snapshots.items())) if joins is not None else None)
-    return cache.rewrite(key, lambda: _rewritten(text, layouts, dialect, current_db, columns, not substituted,
-                                                 settings, joins))
+           tuple(sorted(joins.snapshots.items())) if joins is not None else None,
+           tuple(sorted((q, c.why_not, c.state.stamp if c.state else None) for q, c in indexes.items())))
+    return cache.rewrite(key, lambda: _rewritten(spark, text, layouts, dialect, current_db, columns,
+                                                 not substituted, settings, joins, indexes))
 
 
-def _rewritten(text: str, layouts, dialect: str, current_db: str, columns, prune: bool, settings: Settings,
-               joins) -> str:
+def _rewritten(spark, text: str, layouts, dialect: str, current_db: str, columns, prune: bool,
+               settings: Settings | None, joins, indexes):
     try:
-        return rewrite_query(text, layouts, dialect=dialect, current_db=current_db, schema=columns,
-                             prune=prune, settings=settings, joins=joins)[0]
+        out, _, explanation = rewrite_statement(
+            text, layouts, dialect=dialect, current_db=current_db, schema=columns, prune=prune, settings=settings,
+            joins=joins, indexes=indexes, names=lambda q: spark.sql(q).columns if q == text else None)
+        return out, explanation
     except SchemaError:
-        return text  # our column resolution is stricter than Spark's; the query still runs, unpruned
+        return text, None  # our column resolution is stricter than Spark's; the query still runs, unpruned

@@ -23,6 +23,7 @@ import sqlglot
 from sqlglot import exp
 
 from planner.advice.guard import Guard
+from planner.advice.index_choice import index_line, with_aggregate_index
 from planner.analysis.table_analysis import TableAnalysis
 from planner.costmodel import baselines
 from planner.costmodel.cost import CostModel, CostParams, LayoutCost
@@ -134,6 +135,7 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
         clustered = tuple(clustered_columns(model))
         result = written_where_read(result, Scorer(model, guard, params.robustness_weight), stats, params, clustered)
         analysis = replace(analysis, notes=analysis.notes + bucketing_notes(analysis))
+        result = with_aggregate_index(result, model, workload, guard, params.allow_regressions, log)
         source = model.current().source
         if source != "footers":
             analysis = replace(analysis, notes=analysis.notes + (
@@ -408,6 +410,9 @@ def advice_text(advice: Advice) -> str:
                   "than today; nothing to apply (--allow-regressions to trade)"]
     else:
         lines += ["", f"winner: {describe_layout(best.layout)}"]
+    index = index_line(best.layout)
+    if index:
+        lines.append(index)
     lines += _pick_lines(advice)
     lines += _regression_lines(advice)
     lines += ["per query (winner; statements of one shape together):"]

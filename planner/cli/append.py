@@ -76,6 +76,9 @@ def append_cmd(batch, target, hs2, print_sql, break_lease, fmt, engine):
         owner = acquire_lease(into, into.names.source, break_lease=break_lease, purpose="append")
         try:
             check_sideways_keys(into, layout)
+            from hive_integration.spark.cells import after_write, invalidate
+
+            invalidate(runner.execute, into.names.qualified(into.names.source), console.say)  # new rows: new cells
             before = into.run(count)[0][0]
             with console.spark_work(spark, f"appending {batch} to {target}"):
                 for s in stmts:
@@ -86,6 +89,7 @@ def append_cmd(batch, target, hs2, print_sql, break_lease, fmt, engine):
             )
 
             after_apply(runner, layout, console.say)
+            after_write(runner, layout, console.say)
         finally:
             release_lease(into, into.names.source, owner)
         broken = None

@@ -27,12 +27,8 @@ from planner.cli.options import EngineOptions, metastore_options, output_file_op
 from planner.errors import InputError, Location, WorkloadError
 from planner.model.layout import CATCH_ALL
 from planner.model.wording import plural
-from planner.rewrite.query_rewrite import (
-    RewriteNote,
-    ScanExplanation,
-    explain_query,
-    rewrite_query,
-)
+from planner.rewrite.aggregate_rewrite import AggregateExplanation, explain_statement, rewrite_statement
+from planner.rewrite.query_rewrite import RewriteNote, ScanExplanation
 from planner.workload.parse import classify, session_name
 from planner.workload.reader import read_text
 from planner.workload.scans import base_tables
@@ -53,6 +49,7 @@ class StatementResult:
     lead: str = ""  # the comments between the statement before and this one, kept in the output
     tables: list[tuple[str, str, str]] = field(default_factory=list)  # (qualified, db, table) it reads
     end: int = 0  # offset in the file just after the statement
+    aggregate: AggregateExplanation | None = None  # what the aggregate index did (None: no index applies)
 
 
 def _source(layout_paths, engine: EngineOptions, console: Console):
@@ -145,8 +142,8 @@ def _rewrite_statement(stmt, result: StatementResult, path: str, source, dialect
     """Fill ``result`` with ``stmt`` rewritten; returns the current database after it. A table whose
     unqualified name an earlier statement gave to a temporary view or table (``shadowed``) is left
     alone: Spark reads the view there, and the table's layout says nothing about its rows."""
+    from hive_integration.metastore.layouts import index_contexts, layouts_of
     from hive_integration.spark.join_ranges import context_for
-    from hive_integration.metastore.layouts import layouts_of
 
     where = Location(path, stmt.number, stmt.line)
     try:
@@ -169,17 +166,22 @@ def _rewrite_statement(stmt, result: StatementResult, path: str, source, dialect
         layouts, columns = layouts_of(read, source)
         if not layouts:
             return current_db
-        joins = context_for(getattr(source, "spark", None), source, read, layouts, columns)
-        rewritten, result.notes = rewrite_query(query, layouts, dialect=dialect, schema=columns,
-                                                current_db=current_db, joins=joins)
+        spark = getattr(source, "spark", None)
+        joins = context_for(spark, source, read, layouts, columns)
+        indexes = index_contexts(spark, source, read, layouts)
+        names = (lambda q: spark.sql(q).columns if q == query else None) if spark is not None else None
+        rewritten, result.notes, result.aggregate = rewrite_statement(
+            query, layouts, dialect=dialect, schema=columns, current_db=current_db, joins=joins, indexes=indexes,
+            names=names)
         result.rewritten = head + rewritten
         if explain:
-            result.scans = explain_query(query, layouts, dialect=dialect, schema=columns, current_db=current_db,
-                                         joins=joins)
+            result.scans, _ = explain_statement(query, layouts, dialect=dialect, schema=columns, current_db=current_db,
+                                                joins=joins)
     except InputError as e:
         if on_error != "skip":
             raise type(e)(e.reason, where) from None
         result.skipped, result.rewritten, result.notes, result.scans = e.reason, stmt.sql, [], []
+        result.aggregate = None
         return current_db
     for scan in result.scans:
         est, total = _estimate(layouts[scan.table], scan.partitions_read)
@@ -255,6 +257,7 @@ def explain_cmd(queries, layout_paths, database, engine, dialect, on_error, fmt)
                     "scans": [asdict(s) | {"estimated_rows": e, "table_rows": t,
                                            "rewritten": n.rewritten, "reason": n.reason}
                               for s, n, e, t in zip(r.scans, r.notes, r.estimated_rows, r.table_rows)],
+                    **({"aggregate_index": asdict(r.aggregate)} if r.aggregate is not None else {}),
                     **({"skipped": r.skipped} if r.skipped else {})}
                    for r in results]
         click.echo(json.dumps(payload, indent=2))
@@ -266,6 +269,11 @@ def explain_cmd(queries, layout_paths, database, engine, dialect, on_error, fmt)
         if r.skipped:
             click.echo(f"  not read: {r.skipped}")
             continue
+        if r.aggregate is not None:
+            for line in r.aggregate.lines():
+                click.echo(f"  {line}")
+            if r.aggregate.used:
+                continue
         if not r.scans:
             click.echo("  no laid-out table read")
         for s, n, est, total in zip(r.scans, r.notes, r.estimated_rows, r.table_rows):

@@ -285,6 +285,20 @@ class CostModel:
         return LayoutCost(layout, float(w @ rows), float(w @ (rows * self.scan_width)), float(w @ overhead),
                           per_scan, tuple(np.asarray(sizes, dtype=float).tolist()), seconds=float(w @ seconds))
 
+    def blocks_of(self, layout: Layout):
+        """``(partition sizes, files per partition, blocks, hits)`` as ``evaluate`` prices ``layout``:
+        what a reader of its blocks needs (``planner.costmodel.aggregate_index``)."""
+        regions = [p.conditions for p in layout.partitions]
+        hits = hit_matrix(self.scans, regions, self.kinds)
+        if is_current(layout):
+            cur = self.current()
+            return cur.partition_rows, cur.files, cur.blocks, hits
+        labels = self.labels(layout)
+        hits = self.joins.prune(hits, layout, labels)
+        sizes = self.partition_rows(layout, labels)
+        files = self.files(sizes, int(dict(layout.meta).get("write_runs") or 1))
+        return sizes, files, self._blocks(layout, labels, files), hits
+
     def _blocks(self, layout: Layout, labels: np.ndarray, files: np.ndarray):
         """The layout's blocks, simulated on the sample (``planner.costmodel.writer``), boxed on
         every column Parquet can skip on (computed on first use)."""

@@ -221,7 +221,10 @@ def apply_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[Parti
         f"The old table is kept as {backup.sql(dialect=DIALECT)} (the name planner apply keeps too).",
         "Check the new table before the two renames at the end, e.g. that both tables count the same rows.",
         f"To roll back: DROP TABLE {layout.table}, then ALTER TABLE {backup.sql(dialect=DIALECT)} RENAME TO "
-        f"{layout.table}.", ""])
+        f"{layout.table}.", *([f"The layout's aggregate index ({layout.table}__cells) is built by `planner apply` (with "
+                               "Spark), which records the snapshot it was built from; applied by hand, the table "
+                               "has no index and aggregate queries scan it."] if layout.aggregate_index else []),
+        ""])
     return (head + statements_text(fill) + "\n" + _comment(["swap: the old table keeps its data under the backup name"])
             + statements_text([rename_old, rename_new]))
 
@@ -295,6 +298,7 @@ def report_text(layout: Layout, advice=None, *, new_table: str = "", backup: str
             lines.append(f"- {key.replace('_', ' ')}: {_code(_md(meta[key]))}")
     if advice is not None:
         lines += _ranking(advice)
+    lines += _aggregate_index(layout, advice)
     lines += ["", "## How to apply", ""]
     if replaced:
         lines += [f"**Before you apply:** {_code(layout.table)} is partitioned by ({', '.join(replaced)}) today: "
@@ -331,6 +335,51 @@ def _bloom_lines(layout: Layout) -> list[str]:
                    f"(`=`, `IN`, `<=>`) on it skip the row groups without the value (the table properties "
                    f"`parquet.bloom.filter.*#{column.lower()}` in `ddl.sql` ask every writer for them)")
     return out
+
+
+def _aggregate_index(layout: Layout, advice=None) -> list[str]:
+    """The aggregate index (issue 32): what it keeps, its size and build, the queries it serves, the
+    layouts ranked with and without it; or why advise declined it."""
+    meta = dict(layout.meta)
+    price = meta.get("aggregate_index_price")
+    index = layout.aggregate_index
+    if index is None and not price:
+        return []
+    lines = ["", "## Aggregate index", ""]
+    if index is None:
+        return lines + [f"Considered and declined: {_md(price.get('declined') or 'it did not pay')}."]
+    table_bytes = meta.get("table_bytes") or (advice.stats.bytes if advice is not None else None)
+    share = f" ({price['bytes'] / table_bytes:.2%} of the table)" if price and table_bytes else ""
+    lines += [f"Pre-aggregated cells in `{_md(layout.table)}__cells`, built by `planner apply` after the swap "
+              "(and again after `planner append` and `planner relayout`). An aggregate query over the table takes "
+              "the cells that lie wholly inside its box from the index and scans only the boundary cells; "
+              "a stale index (a write that bypassed the planner) is detected and the query scans.", "",
+              f"- cells: each partition × {', '.join(f'`{d.column}` ({d.buckets} buckets)' for d in index.dims)}"
+              + (f" × the values of {', '.join(f'`{c}`' for c, _ in index.groups)}" if index.groups else ""),
+              f"- kept per cell: the row count, and sum, count, min and max of "
+              f"{', '.join(f'`{_md(e.sql)}`' for e in index.exprs) or 'nothing else'}"]
+    if price:
+        lines += [f"- estimated size: ~{price['cells']:,} cells, ~{_size(price['bytes'])}{share}",
+                  f"- estimated build: ~{price['build_seconds']:.1f} s (a plain copy of the table: "
+                  f"~{price['copy_seconds']:.1f} s)",
+                  f"- serves {price['served']} scan(s) of the workload: ~{price['seconds_before']:.2f} s → "
+                  f"~{price['seconds_after']:.2f} s; rows read {price['rows_before']:,} → {price['rows_after']:,} from "
+                  f"the table plus {price['index_rows']:,} cells"]
+        if price.get("templates"):
+            lines.append(f"- the queries it serves: {', '.join(f'`{_md(t)}`' for t in price['templates'][:12])}")
+    if advice is not None:
+        rows = [c for c in advice.result.ranked
+                if c.layout.strategy.removesuffix(" + aggregate index") in
+                {x.layout.strategy.removesuffix(" + aggregate index") for x in advice.result.ranked
+                 if x.layout.aggregate_index is not None}]
+        if rows:
+            lines += ["", "Layouts with and without the index (estimated):", "",
+                      "| layout | index | est. time | rows read (table + cells) |", "|---|---|---|---|"]
+            for c in sorted(rows, key=lambda c: (c.layout.strategy.removesuffix(" + aggregate index"), c.seconds)):
+                lines.append(f"| {_md(c.layout.strategy.removesuffix(' + aggregate index'))} | "
+                             f"{'yes' if c.layout.aggregate_index is not None else 'no'} | {c.seconds:.2f} s | "
+                             f"{c.rows:,.0f} |")
+    return lines
 
 
 def _ranking(advice) -> list[str]:

@@ -42,6 +42,7 @@ from planner.cnf.ir import ColumnPair
 from planner.cnf.values import from_json, to_json
 from planner.cnf.valueset import ValueSet
 from planner.errors import LayoutError
+from planner.model.aggregate_index import AggregateIndex
 from planner.model.join_paths import JoinColumn
 from planner.model.wording import plural
 from planner.semantics.kinds import Kind
@@ -97,6 +98,8 @@ class Layout:
     types: tuple[tuple[str, str], ...] = ()  # Spark type of every column a region names
     version: int = LAYOUT_VERSION  # 1: read from an older planner (not safe to prune by)
     joined: tuple[tuple[str, JoinColumn], ...] = ()  # joined attribute -> the column it is (sideways cuts)
+    # pre-aggregated cells apply builds beside the table (planner.model.aggregate_index); None: no index
+    aggregate_index: AggregateIndex | None = None
 
     @property
     def known_ids(self) -> tuple[int, ...]:
@@ -148,6 +151,7 @@ class Layout:
             "types": dict(self.types),
             "derived": {k: [p.left, p.op, p.right] for k, p in self.derived},
             **({"joined": {k: c.to_json() for k, c in self.joined}} if self.joined else {}),
+            **({"aggregate_index": self.aggregate_index.to_json()} if self.aggregate_index is not None else {}),
             "partitions": [
                 {"id": p.id, "generation": p.generation, "region": {k: v.to_json() for k, v in p.region}}
                 for p in self.partitions
@@ -181,6 +185,7 @@ class Layout:
                 settings=Settings.from_json(obj.get("settings") or {}),
                 types=tuple((obj.get("types") or {}).items()),
                 version=version,
+                aggregate_index=AggregateIndex.from_json(obj["aggregate_index"]) if obj.get("aggregate_index") else None,
             )
         except LayoutError:
             raise

@@ -40,6 +40,7 @@ from planner.emit.conditions import column_ref, partition_filter
 from planner.errors import InputError
 from planner.model.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
 from planner.pruning.hits import hit_matrix
+from planner.pruning import strict
 from planner.pruning.join_pruning import JoinRanges, join_pruning
 from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
@@ -126,20 +127,14 @@ def _parse(sql: str, dialect: str) -> exp.Expression:
         raise InputError(f"cannot parse the query: {str(e).splitlines()[0]}") from None
 
 
-def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
-                        budget: int = DEFAULT_BUDGET, prune: bool = True,
-                        settings: Settings | None = None) -> ScanPruning:
-    """The partition ids ``site`` may need (catch-all included) and the conditions that decided it.
+def scan_analysis(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
+                  budget: int = DEFAULT_BUDGET, settings: Settings | None = None
+                  ) -> tuple[ScanAnalysis, dict[str, Kind], dict]:
+    """``site``'s predicate analysed against ``layout`` as the pruning reads it: the scan, the kind
+    of every attribute (columns, derived, the layout's own), and the column types used.
 
     ``settings``: the session that runs the query; None when unknown (a saved rewrite): both
-    ANSI modes, the layout's time zone, and ``zone_guard`` set when the pruning relies on it.
-    """
-    everything = tuple(sorted({p.id for p in layout.partitions} | {CATCH_ALL}))
-    if not prune:
-        return ScanPruning(everything)
-    refusal = _refusal(layout, columns)
-    if refusal:
-        return ScanPruning(everything, unused=(("(every predicate)", refusal),))
+    ANSI modes, the layout's time zone."""
     types = {k: parse_type(t) for k, t in layout.types}
     if columns:
         types.update({c.lower(): parse_type(t) for c, t in columns.items()})
@@ -154,10 +149,34 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
     all_kinds = kinds | {k: Kind.BOOLEAN for k, _ in layout.derived} | dict(layout.kinds)
     for a in scan.sets:
         all_kinds.setdefault(a, scan.sets[a].kind)
-    # a sideways cut's joined attribute says what the joined table held at apply: never pruned by
-    # here (the joined table may have changed), only through its recorded ranges (join_pruning)
+    return scan, all_kinds, types
+
+
+def pruning_regions(layout: Layout) -> list[dict]:
+    """Each partition's region as the rewrite prunes by it: a sideways cut's joined attribute says
+    what the joined table held at apply, so it is never pruned by here (only through its recorded
+    ranges, ``join_pruning``)."""
     joined = dict(layout.joined)
-    regions = [{a: v for a, v in p.region if a not in joined} for p in layout.partitions]
+    return [{a: v for a, v in p.region if a not in joined} for p in layout.partitions]
+
+
+def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
+                        budget: int = DEFAULT_BUDGET, prune: bool = True,
+                        settings: Settings | None = None) -> ScanPruning:
+    """The partition ids ``site`` may need (catch-all included) and the conditions that decided it.
+
+    ``settings``: the session that runs the query; None when unknown (a saved rewrite): both
+    ANSI modes, the layout's time zone, and ``zone_guard`` set when the pruning relies on it.
+    """
+    everything = tuple(sorted({p.id for p in layout.partitions} | {CATCH_ALL}))
+    if not prune:
+        return ScanPruning(everything)
+    refusal = _refusal(layout, columns)
+    if refusal:
+        return ScanPruning(everything, unused=(("(every predicate)", refusal),))
+    scan, all_kinds, types = scan_analysis(site, layout, columns, budget, settings)
+    groups, unused = scan.groups, scan.unused
+    regions = pruning_regions(layout)
     hits = hit_matrix([scan], regions, all_kinds)[0] if regions else []
     read = {p.id for p, h in zip(layout.partitions, hits) if h} | {CATCH_ALL}
     attrs = set(layout.attributes)
@@ -184,21 +203,8 @@ def _refusal(layout: Layout, columns: Mapping[str, str] | None) -> str:
 
 
 def strictly_matching(scan: ScanAnalysis, layout: Layout) -> tuple[int, ...]:
-    """Partitions every row of which satisfies the scan's predicate (strict projection).
-
-    Holds only when the predicate is exactly its per-column value sets (no residual or opaque
-    clause, no weakening, every set exact) and each of the partition's regions lies inside the
-    set of its attribute: ``region ⊆ TRUE set`` for exact sets means every row is TRUE.
-    """
-    g = scan.groups
-    if g.residual or g.opaque or g.weakened or scan.unused:
-        return ()
-    out = []
-    for p in layout.partitions:
-        region = p.conditions
-        if all(a in region and region[a].difference(vs).is_empty() for a, vs in scan.sets.items()):
-            out.append(p.id)
-    return tuple(out)
+    """Partitions every row of which satisfies the scan's predicate (``planner.pruning.strict``)."""
+    return strict.strictly_matching(scan, [(p.id, p.conditions) for p in layout.partitions])
 
 
 def _prune(tree: exp.Expression, layouts: Mapping[str, Layout], schema: Schema, dialect: str,
@@ -373,4 +379,4 @@ def tables_read(sql: str, *, dialect: str = "hive", current_db: str | None = Non
 
 
 __all__ = ["rewrite_query", "JoinContext", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "ScanPruning",
-           "partitions_for_scan", "strictly_matching"]
+           "partitions_for_scan", "strictly_matching", "scan_analysis", "pruning_regions"]

@@ -1,0 +1,254 @@
+"""Issue 32: the aggregate index on held-out Q6 variants, measured by Spark.
+
+    .venv/bin/python -m benchmarks.agg_index_bench [--scale 1] [--state-dir DIR] [--reuse] [--runs 3]
+
+1. TPC-H lineitem (tpchgen-cli) loaded as ``aggbench.lineitem`` in its own order, with the row
+   groups ``benchmarks.tpch_bench`` uses: *the table as loaded*;
+2. the Q6 variants (``sql/q6_variants.sql``'s generator, seed 2) halved inside every template
+   as ``tpch_bench`` halves them (seed 5); ``advise`` sees one half; the measured queries are the
+   held-out half of a fresh draw (seed 12), so nothing measured was seen by ``advise``;
+3. advised twice (guarded, and regressions allowed); each pick is applied with ``planner apply``
+   to its own copy of the table (``aggbench.li_<key>``); where the pick carries an aggregate
+   index, the same layout without it is applied too (the best layout without the index);
+4. each held-out query runs, as a user runs it, on: the table as loaded read whole (Parquet
+   filter pushdown off: the full scan), the table as loaded, every layout through ``planner.sql``
+   (partition pruning only, and with the index where its layout has one); Spark's scan metrics
+   give the rows read of the table and of the index (``numOutputRows`` of each scan), the wall
+   time is the median of ``--runs`` warm runs, and every answer is compared with the table as
+   loaded (DOUBLE: none here; every value must be equal);
+5. the index's build (a rebuild, timed) against a plain ``CREATE TABLE AS SELECT`` copy, and its
+   size against the table's.
+
+The machine is shared: the load average is recorded at the start and the end, and wall times are
+only comparable within one run. The report goes to ``benchmarks/results/agg_index_sf<scale>.md``
+(and ``.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from benchmarks.tpch_bench import TABLE, Config, generated, load_source, split_by_template
+
+ROOT = Path(__file__).resolve().parent.parent
+DB = "aggbench"
+ADVISE_SEED, MEASURED_SEED, SPLIT_SEED = 2, 12, 5
+
+
+@dataclass
+class Target:
+    key: str
+    label: str
+    table: str
+    layout: object | None  # Layout; None: the table as loaded
+    full_scan: bool = False  # Parquet filter pushdown off: every row read
+    index: bool = False  # the layout carries an aggregate index
+    results: list = field(default_factory=list)
+
+
+def _rewrite_sql(text: str, table: str) -> str:
+    """A workload query (``FROM lineitem``) against ``table``."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(text, read="hive")
+    for t in tree.find_all(exp.Table):
+        if t.name.lower() == TABLE:
+            db, _, name = table.rpartition(".")
+            t.set("this", exp.to_identifier(name))
+            t.set("db", exp.to_identifier(db) if db else None)
+    return tree.sql(dialect="spark")
+
+
+def _apply(spark, src, key: str, layout, block_bytes: int, log) -> tuple[str, float]:
+    """A copy of the table as loaded, laid out by ``planner apply`` (the index built with it)."""
+    from benchmarks.tpch_build import build_copy
+    from hive_integration.apply.apply_layout import SparkRunner, apply_layout
+
+    table = f"{DB}.li_{key}"
+    build_copy(spark, src.table, table, block_bytes)
+    t = time.perf_counter()
+    apply_layout(SparkRunner(spark), replace(layout, table=table), drop_old=True, progress=log)
+    return table, time.perf_counter() - t
+
+
+def _measure(spark, target: Target, sql: str, runs: int):
+    from hive_integration.metastore.layouts import rewritten
+    from hive_integration.spark.metrics import run_measured
+
+    text, explanation = (sql, None) if target.layout is None else rewritten(spark, sql)
+    if target.full_scan:
+        spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    try:
+        rows, metrics = run_measured(spark, text)
+        walls = []
+        for _ in range(runs):
+            t = time.perf_counter()
+            spark.sql(text).collect()
+            walls.append(time.perf_counter() - t)
+    finally:
+        spark.conf.unset("spark.sql.parquet.filterPushdown")
+    cells = sum(m.rows for m in metrics if m.table.endswith("__cells"))
+    table_rows = sum(m.rows for m in metrics if not m.table.endswith("__cells"))
+    return {"answer": [tuple(r) for r in rows], "rows": table_rows, "index_rows": cells,
+            "wall": statistics.median(walls) if walls else None,
+            "used": bool(explanation is not None and explanation.used),
+            "reason": "" if explanation is None else explanation.reason}
+
+
+def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print) -> dict:
+    from benchmarks.tpch_build import build_copy, footprint
+    from hive_integration.spark.cells import build
+    from planner.advice.ranking import advise
+    from planner.analysis.table_analysis import analyze_table
+    from planner.workload import Workload
+
+    load = [os.getloadavg()]
+    cfg = dataclasses.replace(Config(), scale=scale, state_dir=state_dir, db=DB, reuse=reuse)
+    src = load_source(spark, cfg, log)
+    wl = generated("q6", 100, ADVISE_SEED, scale, src.columns)
+    adv_idx, _ = split_by_template(wl.queries, SPLIT_SEED)
+    measured_wl = generated("q6", 100, MEASURED_SEED, scale, src.columns)
+    _, held = split_by_template(measured_wl.queries, SPLIT_SEED)
+    adv_wl = Workload("q6_variants[advise]", wl.dialect, tuple(wl.queries[i] for i in adv_idx))
+    analysis = analyze_table(adv_wl, TABLE, src.columns)
+    t = time.perf_counter()
+    advice = advise(adv_wl, analysis, src.stats, src.params, log)
+    allow = advice.allowing_regressions()
+    advise_seconds = time.perf_counter() - t
+    picks = {"pick": advice, "allow": allow}
+    targets = [Target("full", "full scan (table as loaded, no Parquet filter)", src.table, None, full_scan=True),
+               Target("current", "table as loaded", src.table, None)]
+    builds = {}
+    seen = {}
+    for key, adv in picks.items():
+        layout = adv.layout
+        variants = [(key, layout)]
+        if layout.aggregate_index is not None:
+            without = next((c for c in adv.result.ranked if c.layout.aggregate_index is None and
+                            c.layout.strategy == layout.strategy.removesuffix(" + aggregate index")), None)
+            if without is not None:
+                variants.append((f"{key}_noindex", adv.recorded(without)))
+        for k, lay in variants:
+            sig = (lay.partitions, lay.order, lay.aggregate_index)
+            if sig in seen:
+                continue
+            seen[sig] = k
+            table, seconds = _apply(spark, src, k, replace(lay, table=f"{DB}.li_{k}"), cfg.row_group_bytes, log)
+            label = f"{key} ({lay.strategy}, order {lay.order.describe()})"
+            targets.append(Target(k, label, table, lay, index=lay.aggregate_index is not None))
+            builds[k] = {"apply_seconds": seconds}
+            if lay.aggregate_index is not None:
+                t = time.perf_counter()
+                state = build(spark, replace(lay, table=table), log)
+                builds[k]["index_seconds"] = time.perf_counter() - t
+                builds[k]["index_bytes"] = state.bytes if state else None
+                builds[k]["cells"] = state.cells if state else None
+    copy = build_copy(spark, src.table, f"{DB}.li_copy", cfg.row_group_bytes)
+    copy_seconds = copy.seconds
+    _, _, table_bytes = footprint(spark, src.table)
+    queries = [measured_wl.queries[i] for i in held]
+    log(f"measuring {len(queries)} held-out queries on {len(targets)} targets")
+    matching = []
+    for q in queries:
+        sql = _rewrite_sql(q.sql, src.table)
+        where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else "TRUE"
+        matching.append(spark.sql(f"SELECT count(*) FROM {src.table} WHERE {where}").collect()[0][0])
+        reference = None
+        for target in targets:
+            got = _measure(spark, target, _rewrite_sql(q.sql, target.table), runs)
+            got["template"] = q.template
+            if reference is None:
+                reference = got["answer"]
+            got["same"] = got["answer"] == reference
+            target.results.append(got)
+    load.append(os.getloadavg())
+    out = {"scale": scale, "load_average": load, "advise_seconds": advise_seconds, "copy_seconds": copy_seconds,
+           "table_bytes": table_bytes, "builds": builds, "matching": matching,
+           "picks": {k: a.layout.describe() + (f" + {a.layout.aggregate_index.describe()}" if a.layout.aggregate_index
+                                               else "") for k, a in picks.items()},
+           "targets": [{"key": t.key, "label": t.label, "index": t.index,
+                        "results": [{k: v for k, v in r.items() if k != "answer"} for r in t.results]}
+                       for t in targets]}
+    return out
+
+
+def report(fig: dict) -> str:
+    m = sum(fig["matching"])
+    lines = [f"# Aggregate index on held-out Q6 variants (SF {fig['scale']:g})", "",
+             "Reproduce: `.venv/bin/python -m benchmarks.agg_index_bench --scale "
+             f"{fig['scale']:g}` (under `flock /work/spark.lock`). Load average at the start "
+             f"{fig['load_average'][0][0]:.1f}, at the end {fig['load_average'][-1][0]:.1f} (2 cores, shared): wall "
+             "times carry the noise of other jobs; rows read do not.", "",
+             f"Advised on half of the seed-{ADVISE_SEED} draw (split seed {SPLIT_SEED}); measured on the held-out half "
+             f"of the seed-{MEASURED_SEED} draw: {len(fig['matching'])} queries, {m:,} matching rows.", ""]
+    for k, v in fig["picks"].items():
+        lines.append(f"- {k}: {v}")
+    full = next(t for t in fig["targets"] if t["key"] == "full")
+    full_wall = sum(r["wall"] or 0 for r in full["results"])
+    lines += ["", "| layout | rows read (table) | rows read (index) | read ÷ matching | wall s | vs full scan | "
+              "answered from the index | wrong answers |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for t in fig["targets"]:
+        rs = t["results"]
+        rows, cells = sum(r["rows"] for r in rs), sum(r["index_rows"] for r in rs)
+        wall = sum(r["wall"] or 0 for r in rs)
+        lines.append(f"| {t['label']} | {rows:,} | {cells:,} | {(rows + cells) / max(m, 1):.3f} | {wall:.1f} | "
+                     f"{full_wall / max(wall, 1e-9):.1f}x | {sum(r['used'] for r in rs)}/{len(rs)} | "
+                     f"{sum(not r['same'] for r in rs)} |")
+    lines += ["", "Builds:", ""]
+    for k, b in fig["builds"].items():
+        line = f"- `{k}`: apply {b['apply_seconds']:.1f} s"
+        if "index_seconds" in b:
+            line += (f"; index build {b['index_seconds']:.1f} s = {b['index_seconds'] / max(fig['copy_seconds'] or 1, 1e-9):.2f}"
+                     f"× a plain copy ({fig['copy_seconds']:.1f} s); {b['cells']:,} cells, "
+                     f"{(b['index_bytes'] or 0) / 2**20:.2f} MiB = {(b['index_bytes'] or 0) / fig['table_bytes']:.2%} of "
+                     f"the table ({fig['table_bytes'] / 2**20:.0f} MiB)")
+        lines.append(line)
+    per: dict[str, list] = {}
+    idx = [t for t in fig["targets"] if t["index"]]
+    if idx:
+        lines += ["", f"Per template, `{idx[0]['key']}` (rows read of the table + the index ÷ matching rows):", "",
+                  "| template | queries | matching | table rows | index rows | from the index |", "|---|---:|---:|---:|---:|---:|"]
+        for r, mm in zip(idx[0]["results"], fig["matching"]):
+            p = per.setdefault(r["template"], [0, 0, 0, 0, 0])
+            p[0] += 1
+            p[1] += mm
+            p[2] += r["rows"]
+            p[3] += r["index_rows"]
+            p[4] += r["used"]
+        for k, p in sorted(per.items(), key=lambda kv: -kv[1][2]):
+            lines.append(f"| {k} | {p[0]} | {p[1]:,} | {p[2]:,} | {p[3]:,} | {p[4]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    from hive_integration.spark.session import build_spark_session
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--state-dir", type=Path, default=Path("/tmp/planner-agg-bench"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    args = ap.parse_args(argv)
+    spark = build_spark_session(args.state_dir / "spark", app_name="agg-index-bench",
+                                conf={"spark.driver.memory": "4g"})
+    started = time.perf_counter()
+    fig = run(spark, args.scale, args.state_dir, args.runs, args.reuse,
+              lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True))
+    name = f"agg_index_sf{args.scale:g}"
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / f"{name}.json").write_text(json.dumps(fig, indent=2, default=str))
+    (args.out_dir / f"{name}.md").write_text(report(fig))
+    print(report(fig))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

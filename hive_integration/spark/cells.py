@@ -1,0 +1,250 @@
+"""The aggregate index on Spark: build it, invalidate it before a write, tell a query whether it holds.
+
+Build (after ``planner apply``, ``planner append`` and ``planner relayout``, when the layout asks
+for an index, ``planner.model.aggregate_index``): one aggregation over the table writes the cells
+of a new *stamp* into ``<table>__cells`` (``planner.emit.cells_sql``), with ANSI on, so an
+expression that would raise on some row fails the build instead of hiding the error from a
+query; then the build's figures (rows, cells, the bound on ``Σ |e|`` per expression), then its
+head row, then the state in the table's properties (``CellsState``). The table's file snapshot is
+taken before and after: a write that ran meanwhile leaves no index. Older stamps are dropped.
+
+Invalidate (``invalidate``, before every write the planner makes to the table): every head row
+goes first, so SQL saved earlier stops taking cells from the index at once (it scans them,
+``planner.rewrite.aggregate_rewrite``), then the state property. It runs on any engine (Spark or
+HiveServer2): plain ``ALTER TABLE``.
+
+At query time (``index_context``) the index holds when its state names the layout's generation and
+specification and the table's file snapshot is the one it was built from (as join ranges check
+theirs, ``join_ranges.table_snapshot``): an ``INSERT`` that bypassed the planner changes the
+snapshot, and the query scans. Without a Spark session (a thrift metastore, layout files) the
+snapshot cannot be read, and the index is not used.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Callable
+
+from sqlglot import exp
+
+from hive_integration.spark.catalog import CatalogEntry
+from hive_integration.spark.catalog_cache import forget
+from hive_integration.spark.join_ranges import table_snapshot
+from planner.emit.cells_sql import PAGE_ROWS, build_statements, cells_columns, cells_select, drop_stamps
+from planner.emit.ddl import table_expr
+from planner.model.aggregate_index import (
+    HEAD,
+    PART_COLUMN,
+    PROPERTY,
+    ROWS_COLUMN,
+    STAMP_COLUMN,
+    CellsState,
+    cells_table,
+    expr_columns,
+)
+from planner.model.layout import Layout
+from planner.semantics.types import parse_type
+
+BUILD_SETTINGS = {"spark.sql.ansi.enabled": "true", "parquet.page.row.count.limit": str(PAGE_ROWS),
+                  "parquet.block.size": str(8 * 1024 * 1024)}
+
+
+def _say_nothing(message: str) -> None:
+    pass
+
+
+def _exists(execute: Callable[[str], list], table: str) -> bool:
+    t = exp.to_table(table, dialect="spark")
+    db = t.db or None
+    pattern = exp.Literal.string(t.name).sql("spark")
+    rows = execute(f"SHOW TABLES{' IN ' + exp.to_identifier(db, quoted=True).sql('spark') if db else ''} LIKE {pattern}")
+    return any(str(r[1] if len(r) >= 2 else r[0]).strip().lower() == t.name.lower() for r in rows)
+
+
+def invalidate(execute: Callable[[str], list], table: str, say: Callable[[str], None] = _say_nothing) -> None:
+    """Drop every head row of ``table``'s index, then its state property: from now on no query
+    takes cells from it. ``execute`` runs one statement (a runner's, Spark or HiveServer2)."""
+    cells = cells_table(table)
+    try:
+        if _exists(execute, cells):
+            t = table_expr(cells, "spark").sql("spark")
+            spec = f"{exp.to_identifier(PART_COLUMN, quoted=True).sql('spark')} = {exp.Literal.string(HEAD).sql('spark')}"
+            execute(f"ALTER TABLE {t} DROP IF EXISTS PARTITION ({spec})")
+        key = exp.Literal.string(PROPERTY).sql("spark")
+        execute(f"ALTER TABLE {table_expr(table, 'spark').sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({key})")
+    except Exception as e:  # noqa: BLE001 - the caller's write must not run with a head left valid
+        raise RuntimeError(f"could not invalidate the aggregate index of {table}: {str(e).splitlines()[0][:300]}") from e
+    forget(table)  # planner.sql's caches in this process read the entry (its state gone) again
+    say(f"aggregate index of {table} invalidated (queries scan until it is built again)")
+
+
+def _run(spark, sql: str) -> list:
+    return spark.sql(sql).collect()
+
+
+def _stamps(spark, cells: str) -> set[str]:
+    rows = _run(spark, f"SHOW PARTITIONS {table_expr(cells, 'spark').sql('spark')}")
+    out = set()
+    for r in rows:
+        for part in str(r[0]).split("/"):
+            k, _, v = part.partition("=")
+            if k == STAMP_COLUMN:
+                out.add(v)
+    return out
+
+
+def _columns(spark, table: str) -> dict[str, str]:
+    fields = spark.table(table_expr(table, "spark").sql("spark")).schema.fields
+    return {f.name.lower(): f.dataType.simpleString() for f in fields}
+
+
+def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing) -> CellsState | None:
+    """Build ``layout``'s aggregate index on the table as it is now (None: not built, said why)."""
+    spec = layout.aggregate_index
+    table = layout.table
+    if spec is None:
+        return None
+    cells = cells_table(table)
+    want = cells_columns(spec)
+    stmts = build_statements(spec, table, cells, "", layout.partition_column)
+    if _exists(lambda s: _run(spark, s), cells):
+        have = _columns(spark, cells)
+        expected = {k: str(parse_type(v)) for k, v in want.items()} | {STAMP_COLUMN: "string", PART_COLUMN: "string"}
+        if {k: str(parse_type(v)) for k, v in have.items()} != expected:
+            say(f"{cells} holds cells of another shape: dropping it (SQL saved before names its old columns)")
+            _run(spark, f"DROP TABLE {table_expr(cells, 'spark').sql('spark')}")
+    _run(spark, stmts[0])
+    query = cells_select(spec, table, layout.partition_column, "spark")
+    got = {f.name.lower(): f.dataType.simpleString() for f in spark.sql(query.sql(dialect="spark")).schema.fields}
+    wrong = [f"{k}: {got.get(k)} (expected {v})" for k, v in want.items() if parse_type(got.get(k, "void")) != parse_type(v)]
+    if wrong:
+        say(f"aggregate index of {table} not built: Spark types its cells otherwise than the planner ({'; '.join(wrong[:3])})")
+        return None
+    before = table_snapshot(spark, table)
+    stamp = uuid.uuid4().hex[:16]
+    stmts = build_statements(spec, table, cells, stamp, layout.partition_column)
+    saved = {k: spark.conf.get(k, None) for k in BUILD_SETTINGS}
+    try:
+        for k, v in BUILD_SETTINGS.items():
+            spark.conf.set(k, v)
+        try:
+            _run(spark, stmts[1])
+        except Exception as e:  # noqa: BLE001 - an expression that raises under ANSI: no index, said why
+            say(f"aggregate index of {table} not built: {str(e).splitlines()[0][:300]}")
+            _drop(spark, cells, [stamp])
+            return None
+        figures = _figures(spark, spec, cells, stamp)
+        after = table_snapshot(spark, table)
+        if before is None or before != after:
+            say(f"aggregate index of {table} not built: the table changed while it was built")
+            _drop(spark, cells, [stamp])
+            return None
+        _run(spark, stmts[2])
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+    rows, count, bounds = figures
+    old = _stamps(spark, cells) - {stamp}
+    _drop(spark, cells, sorted(old))
+    size = None
+    try:
+        from hive_integration.spark.statistics_pass import table_files
+
+        size = sum(s for _, s, _ in table_files(spark, cells))
+    except Exception:  # noqa: BLE001 - a size for the report only
+        pass
+    state = CellsState(stamp, after, layout.generation, spec.digest, cells, rows, count, bounds,
+                       tuple(want.items()), dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), size)
+    pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v)) for k, v in state.properties().items()]
+    spark.sql(exp.Alter(this=table_expr(table, "spark"), kind="TABLE",
+                        actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
+    forget(table)  # planner.sql's caches in this process read the entry (its new state) again
+    say(f"aggregate index of {table} built: {count:,} cells for {rows:,} rows in {cells}"
+        + (f" ({size / 2**20:.1f} MiB)" if size else ""))
+    return state
+
+
+def _figures(spark, spec, cells: str, stamp: str) -> tuple[int, int, tuple[float | None, ...]]:
+    """(rows, cells, per expression a bound of Σ|e|: Σ count(e) · max(|min e|, |max e|) over the cells)."""
+    def ref(name: str) -> exp.Expression:
+        return exp.column(exp.to_identifier(name, quoted=True))
+
+    def double(e: exp.Expression) -> exp.Expression:
+        return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
+
+    items = [exp.Sum(this=ref(ROWS_COLUMN)), exp.Count(this=exp.Star())]
+    for i, e in enumerate(spec.exprs):
+        cols = expr_columns(i, e.numeric)
+        if not e.numeric:
+            continue
+        biggest = exp.Greatest(this=exp.Abs(this=double(ref(cols["min"]))),
+                               expressions=[exp.Abs(this=double(ref(cols["max"])))])
+        items.append(exp.Sum(this=exp.Mul(this=double(ref(cols["count"])), expression=biggest)))
+    q = exp.select(*items).from_(table_expr(cells, "spark")).where(exp.and_(
+        exp.EQ(this=ref(STAMP_COLUMN), expression=exp.Literal.string(stamp)),
+        exp.EQ(this=ref(PART_COLUMN), expression=exp.Literal.string("cells"))))
+    row = _run(spark, q.sql(dialect="spark"))[0]
+    bounds, k = [], 2
+    for e in spec.exprs:
+        if e.numeric:
+            v = row[k]
+            bounds.append(0.0 if v is None else float(v) * (1 + 1e-9))
+            k += 1
+        else:
+            bounds.append(None)
+    return int(row[0] or 0), int(row[1] or 0), tuple(bounds)
+
+
+def _drop(spark, cells: str, stamps) -> None:
+    for s in drop_stamps(cells, list(stamps), "spark"):
+        _run(spark, s)
+
+
+def after_write(runner, layout: Layout, say: Callable[[str], None]) -> CellsState | None:
+    """Build ``layout``'s index once a write is done (apply, append, relayout). Without a Spark
+    session (HiveServer2) it stays invalid, said so; a failure never fails the write."""
+    if layout.aggregate_index is None:
+        return None
+    spark = getattr(runner, "spark", None)
+    if spark is None:
+        say("aggregate index not built: it is built with Spark (run without --hiveserver2); queries scan meanwhile")
+        return None
+    try:
+        return build(spark, layout, say)
+    except Exception as e:  # noqa: BLE001 - the data is in place; the index is an extra
+        say(f"aggregate index not built: {str(e).splitlines()[0][:300]}")
+        return None
+
+
+def index_context(spark, table: str, layout: Layout, properties, entry: CatalogEntry | None = None, now=...):
+    """``IndexContext`` of ``table``'s index for one query (``planner.rewrite.aggregate_rewrite``):
+    usable only when its build matches the layout and the table's files now. ``now``: the table's
+    snapshot as the caller's catalog cache just checked it (``SparkCatalogLayouts.snapshots``), else
+    read here."""
+    from planner.rewrite.aggregate_rewrite import IndexContext
+
+    spec = layout.aggregate_index
+    if spec is None:
+        return None
+    state = CellsState.from_properties(properties or {})
+    if state is None:
+        return IndexContext(spec, None, "the index is not built (or was invalidated by a write through the planner)")
+    if state.digest != spec.digest:
+        return IndexContext(spec, state, "the index was built for another specification; apply again")
+    if state.generation != layout.generation:
+        return IndexContext(spec, state, f"the index was built for another layout (generation {state.generation})")
+    if spark is None:
+        return IndexContext(spec, state, "cannot check that the table is unchanged since the index was built "
+                                         "(its snapshot is read through Spark)")
+    if now is ...:
+        now = table_snapshot(spark, table, entry)
+    if now is None or now != state.snapshot:
+        return IndexContext(spec, state, "the table changed since the index was built (an append or a write that "
+                                         "bypassed the planner); the query scans")
+    return IndexContext(spec, state)
+
+
+__all__ = ["build", "invalidate", "after_write", "index_context", "BUILD_SETTINGS"]

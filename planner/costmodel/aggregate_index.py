@@ -1,0 +1,461 @@
+"""Which aggregate index a layout should carry, and what it costs and saves (in seconds).
+
+The workload's aggregate queries on the table (``planner.workload.aggregates``) say what to keep:
+
+* the expressions they aggregate (``sum(l_extendedprice * l_discount)`` keeps
+  ``l_extendedprice * l_discount``), each with sum, count, min and max;
+* the GROUP BY columns with few values (at most ``GROUP_VALUES`` in the sample): a query grouping
+  by a wide column would need a cell per value, which is a copy of the table, not an index;
+* the grid's dimensions: the columns their predicates constrain (at most ``MAX_DIMS``, the most
+  constrained first). A column with at most ``EXACT_VALUES`` values in the sample gets a bucket per
+  value (``l_discount``: 11, ``l_quantity``: 50), so a predicate on it never cuts a bucket; a
+  wider one gets quantiles of the sample, plus the constants the workload compares it with.
+
+A query is *served* when the index keeps its expressions and groups and its predicate can be read
+exactly (``planner.pruning.strict``). Served, it reads:
+
+* the rows of its *boundary* cells, in the blocks (row groups, pages) that may hold them: its own
+  blocks (``planner.costmodel.blocks``: the read matrix the layout is priced with) that may hold
+  a value of a partial bucket, and every block of a partition with no interior cell;
+* the index's cells inside its box (estimated from the sample: the distinct cells its interior
+  rows fall in, scaled to the table by Chao's estimate of the cells the sample did not see).
+
+Both are priced with the time model (``planner.costmodel.timing``) as the table's scans are, and
+the query takes the index's answer instead of its plain scan. The index itself costs its build:
+one read of the columns it needs, the aggregation, and writing the cells.
+
+The grid's coarseness is chosen by trying a few bucket counts for the wide dimensions and keeping
+the one that saves the most seconds, within ``SIZE_SHARE`` of the table's bytes. The index is
+declined when it serves no query, when no grid fits the size, or when the seconds it saves on one
+pass of the workload do not pay for its build: an index that saves less than it costs to build is
+not worth building, the same test any contender passes against the table as it is.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Sequence
+
+import numpy as np
+import sqlglot
+
+from planner.analysis.table_analysis import ScanAnalysis
+from planner.cnf.values import successor
+from planner.cnf.valueset import ValueSet
+from planner.costmodel.blocks import BlockReader
+from planner.costmodel.cost import CostModel, LayoutCost
+from planner.costmodel.timing import ScanWork, scan_seconds
+from planner.model.aggregate_index import DIMENSION_KINDS, GROUP_TYPES, AggregateIndex, GridDim, IndexedExpr
+from planner.model.layout import CATCH_ALL, Layout
+from planner.pruning.strict import GridCovers, exact
+from planner.semantics.types import parse_type
+from planner.workload import Workload
+from planner.workload.aggregates import AggregateQuery, aggregate_query, expression_type
+from planner.workload.scans import Schema
+
+EXACT_VALUES = 64  # a column with at most a quarter of this many sampled values always gets a bucket per value
+GROUP_VALUES = 64  # a GROUP BY column kept in the cells has at most this many sampled values
+MAX_DIMS = 4
+MAX_BOUNDS = 255  # planner.emit.cells_sql.MAX_BOUNDS
+BUCKET_CHOICES = (8, 16, 32, 64, 128, 255)
+SIZE_SHARE = 0.02  # the index may take this share of the table's bytes
+CELL_PAGE_ROWS = 1000  # planner.emit.cells_sql.PAGE_ROWS
+COMPRESSION = 0.5  # Parquet's size of a cell against its plain width (sorted keys, small numbers)
+
+
+@dataclass(frozen=True)
+class ServedScan:
+    scan: int  # index into the model's scans
+    seconds: float  # with the index
+    rows: float  # table rows read (boundary cells)
+    index_rows: float  # cells read
+
+
+@dataclass(frozen=True)
+class IndexPrice:
+    """An index for one layout: what it is, what it costs, what it saves."""
+
+    index: AggregateIndex | None
+    declined: str = ""  # why the layout carries no index ('' when it does)
+    cells: float = 0.0
+    bytes: float = 0.0
+    build_seconds: float = 0.0
+    copy_seconds: float = 0.0  # a plain copy of the table, for scale
+    seconds_before: float = 0.0  # the workload's seconds without the index (weighted)
+    seconds_after: float = 0.0
+    rows_before: float = 0.0  # table rows the served scans read without the index
+    rows_after: float = 0.0  # table rows they read with it
+    index_rows: float = 0.0  # cells they read
+    served: tuple[ServedScan, ...] = field(default=(), repr=False)
+    templates: tuple[str, ...] = ()  # templates of the served queries, most served first
+
+    @property
+    def saved(self) -> float:
+        return self.seconds_before - self.seconds_after
+
+    def to_json(self) -> dict:
+        """What the layout's meta records (``aggregate_index_price``): the report reads it back."""
+        return {"declined": self.declined, "cells": round(self.cells), "bytes": round(self.bytes),
+                "build_seconds": round(self.build_seconds, 3), "copy_seconds": round(self.copy_seconds, 3),
+                "seconds_before": round(self.seconds_before, 3), "seconds_after": round(self.seconds_after, 3),
+                "rows_before": round(self.rows_before), "rows_after": round(self.rows_after),
+                "index_rows": round(self.index_rows), "served": len(self.served), "templates": list(self.templates)}
+
+
+# ---- the workload's aggregate queries ------------------------------------------------------------
+def aggregate_scans(model: CostModel, workload: Workload) -> dict[int, AggregateQuery]:
+    """Scan index -> the aggregate query it belongs to, for the scans an index could serve."""
+    types = dict(model.analysis.types) or dict(model.stats.schema)
+    table = model.analysis.table
+    schema = Schema({table: types})
+    out: dict[int, AggregateQuery] = {}
+    memo: dict[int, AggregateQuery | None] = {}
+    for i, s in enumerate(model.scans):
+        if s.query not in memo:
+            memo[s.query] = None
+            try:
+                tree = sqlglot.parse_one(workload.queries[s.query].sql, read=workload.dialect)
+            except Exception:  # noqa: BLE001 - a statement sqlglot reads differently: not an aggregate here
+                continue
+            db = table.rsplit(".", 1)[0] if "." in table else None
+            q = aggregate_query(tree, schema, db, workload.dialect)
+            if not isinstance(q, str) and (q.table == table or q.table.split(".")[-1] == table.split(".")[-1]):
+                memo[s.query] = q
+        q = memo[s.query]
+        if q is not None and q.alias == s.alias:
+            out[i] = q
+    return out
+
+
+def derive_index(model: CostModel, queries: dict[int, AggregateQuery], buckets: int,
+                 dims_wanted: int = MAX_DIMS) -> AggregateIndex | None:
+    """The index the served candidates ask for: a grid over the ``dims_wanted`` columns their
+    predicates constrain most often, a wide column cut into about ``buckets`` buckets."""
+    types = {k.lower(): v for k, v in (dict(model.analysis.types) or dict(model.stats.schema)).items()}
+    exprs: dict[str, str] = {}
+    groups: dict[str, str] = {}
+    dims: dict[str, int] = {}
+    for i, q in queries.items():
+        kept = _kept(model, q, types)
+        if kept is None:
+            continue
+        qe, qg = kept
+        exprs.update(qe)
+        groups.update(qg)
+        for a in model.scans[i].sets:
+            if a in types and parse_type(types[a]).kind in DIMENSION_KINDS and model.sample.has(a) \
+                    and a not in model.sample.derived:
+                dims[a] = dims.get(a, 0) + 1
+    if not exprs and not any(c.key is None for q in queries.values() for c in q.calls):
+        return None
+    chosen = [a for a, _ in sorted(dims.items(), key=lambda kv: (-kv[1], kv[0]))][:min(dims_wanted, MAX_DIMS)]
+    grid = tuple(GridDim(a, str(parse_type(types[a])), _bounds(model, a, types[a], buckets)) for a in chosen)
+    return AggregateIndex(grid, tuple(sorted(groups.items())), tuple(IndexedExpr(k, t) for k, t in sorted(exprs.items())))
+
+
+def _kept(model: CostModel, q: AggregateQuery, types) -> tuple[dict, dict] | None:
+    """The expressions and groups ``q`` needs, or None when the index could not keep them."""
+    exprs, groups = {}, {}
+    for call in q.calls:
+        if call.key is None:
+            continue
+        t = expression_type(sqlglot.parse_one(call.key, read="spark"), types)
+        if t is None or (call.function in ("sum", "avg") and not t.is_numeric):
+            return None
+        exprs[call.key] = str(t)
+    for g in q.groups:
+        t = types.get(g)
+        if t is None or parse_type(t).name not in GROUP_TYPES or not model.sample.has(g) or \
+                len(model.sample.uniques(g)) > GROUP_VALUES:
+            return None
+        groups[g] = str(parse_type(t))
+    return exprs, groups
+
+
+def _bounds(model: CostModel, column: str, type_: str, buckets: int) -> tuple:
+    """Bucket boundaries: every sampled value of a narrow column; quantiles of a wide one plus the
+    constants the workload compares it with (each the first value of a bucket)."""
+    uniq = list(model.sample.uniques(column))
+    if len(uniq) <= max(buckets, EXACT_VALUES // 4):
+        return tuple(uniq)
+    codes = model.sample.codes(column)
+    values = np.sort(codes[codes >= 0])
+    cuts = {uniq[int(values[min(len(values) - 1, (len(values) * k) // buckets)])] for k in range(1, buckets)}
+    t = parse_type(type_)
+    for s in model.scans:
+        vs = s.sets.get(column)
+        if vs is None:
+            continue
+        for iv in vs.intervals:
+            for v in _starts(iv, t):
+                cuts.add(v)
+    out = sorted(v for v in cuts if v is not None and v > uniq[0])
+    if len(out) > MAX_BOUNDS:  # thin evenly, keeping order
+        step = len(out) / MAX_BOUNDS
+        out = [out[int(i * step)] for i in range(MAX_BOUNDS)]
+    return tuple(out)
+
+
+def _starts(iv, t) -> list:
+    """Values at which a bucket must start for ``iv`` to be a union of buckets."""
+    out = []
+    if iv.lo is not None:
+        out.append(iv.lo if iv.lo_closed else _next(iv.lo, t))
+    if iv.hi is not None:
+        out.append(_next(iv.hi, t) if iv.hi_closed else iv.hi)
+    return out
+
+
+def _next(v, t):
+    if t.is_decimal and isinstance(v, Decimal):
+        return v + Decimal(1).scaleb(-t.scale)
+    try:
+        return successor(v, t.kind)
+    except Exception:  # noqa: BLE001 - no successor of that kind (a string): no boundary
+        return None
+
+
+# ---- pricing -------------------------------------------------------------------------------------
+def price_index(model: CostModel, cost: LayoutCost, queries: dict[int, AggregateQuery],
+                index: AggregateIndex, templates: Sequence[str] = ()) -> IndexPrice:
+    """``index`` beside ``cost.layout``: the seconds the served scans take with it, its size, its build."""
+    layout = cost.layout
+    sizes, files, blocks, hits = model.blocks_of(layout)
+    labels = model.labels(layout)
+    keys = _cell_keys(model, layout, index, labels)
+    cells, seen = _distinct(keys)
+    cells = min(cells, float(model.stats.rows))
+    scale = cells / max(seen, 1)
+    cell_bytes = _cell_width(index) * COMPRESSION
+    reader = BlockReader(blocks, model.analysis.derived, None if blocks.exact else model.cache.ranges,
+                         model.population())
+    served: list[ServedScan] = []
+    regions = [p.conditions for p in layout.partitions]
+    for i, q in queries.items():
+        scan = model.scans[i]
+        if not _serves(index, q, scan):
+            continue
+        got = _served(model, layout, index, scan, i, hits[i], reader, blocks, files, sizes, keys, labels,
+                      scale, cell_bytes, regions)
+        if got is not None and got.seconds < cost.per_scan[i].seconds:
+            served.append(got)
+    w = model.weights
+    before = sum(w[s.scan] * cost.per_scan[s.scan].seconds for s in served)
+    after = sum(w[s.scan] * s.seconds for s in served)
+    bytes_ = cells * cell_bytes
+    build, copy = _build_seconds(model, index, cells, cell_bytes)
+    names = {}
+    for s in served:
+        names[templates[s.scan] if s.scan < len(templates) else ""] = names.get(
+            templates[s.scan] if s.scan < len(templates) else "", 0) + 1
+    price = IndexPrice(index, "", cells, bytes_, build, copy, before, after,
+                       sum(w[s.scan] * cost.per_scan[s.scan].rows for s in served),
+                       sum(w[s.scan] * s.rows for s in served), sum(w[s.scan] * s.index_rows for s in served),
+                       tuple(served), tuple(n for n, _ in sorted(names.items(), key=lambda kv: -kv[1]) if n))
+    if not served:
+        return replace(price, index=None, declined="it would serve no query of the workload faster")
+    if bytes_ > SIZE_SHARE * model.stats.bytes:
+        return replace(price, index=None, declined=f"its cells (~{bytes_ / 2**20:.1f} MiB) exceed "
+                                                   f"{SIZE_SHARE:.0%} of the table")
+    if price.saved < build:
+        return replace(price, index=None, declined=f"it saves {price.saved:.1f} s per pass of the workload, less "
+                                                   f"than its build takes ({build:.1f} s)")
+    return price
+
+
+def _serves(index: AggregateIndex, q: AggregateQuery, scan: ScanAnalysis) -> bool:
+    kept = dict(index.groups)
+    if any(g not in kept for g in q.groups):
+        return False
+    if any(c.key is not None and index.expr(c.key) is None for c in q.calls):
+        return False
+    return not exact(scan) and not scan.groups.unsatisfiable
+
+
+def _served(model: CostModel, layout: Layout, index: AggregateIndex, scan: ScanAnalysis, i: int, hit, reader,
+            blocks, files, sizes, keys, labels, scale, cell_bytes, regions) -> ServedScan | None:
+    covers = GridCovers(scan, index.dims, model.kinds)
+    dims = {d.column: d for d in index.dims}
+    n = len(layout.partitions)
+    keep = np.ones(len(blocks), dtype=bool)  # blocks the boundary scan may read
+    interior_rows = np.zeros(model.sample.n, dtype=bool)
+    any_interior = False
+    parts_read = np.zeros(n, dtype=bool)
+    for j, (p, region) in enumerate(zip(layout.partitions, regions)):
+        if not hit[j]:
+            continue
+        in_part = blocks.part == j
+        if p.id == CATCH_ALL:
+            parts_read[j] = True
+            continue
+        cover = covers.cover(region)
+        if cover.none:
+            parts_read[j] = True
+            continue
+        any_interior = True
+        rows = labels == j
+        for d in cover.dims:
+            rows &= model.sample.mask(d.column, _union(dims[d.column], d.inside))
+        interior_rows |= rows & _matching(model, scan)
+        if cover.boundary_free:
+            keep[in_part] = False
+            continue
+        boundary = np.zeros(len(blocks), dtype=bool)
+        for d in cover.dims:
+            if d.partial:
+                got = reader.may_hold(d.column, _union(dims[d.column], d.partial))
+                boundary |= np.ones(len(blocks), dtype=bool) if got is None else got
+        keep[in_part] &= boundary[in_part]
+        parts_read[j] = bool((keep & in_part).any())
+    if not any_interior:
+        return None
+    read = reader.reads([scan], hit[None, :])[0] * keep
+    rows = float(read @ blocks.rows)
+    groups = _groups(read, blocks)
+    cells_read = max(1.0, len(np.unique(keys[interior_rows])) * scale) if interior_rows.any() else 0.0
+    index_rows = math.ceil(cells_read / CELL_PAGE_ROWS) * CELL_PAGE_ROWS if cells_read else CELL_PAGE_ROWS
+    hit_f = parts_read.astype(float)
+    work = ScanWork(partitions=hit_f.sum() + 2, files=float(hit_f @ np.asarray(files, dtype=float)) + 2,
+                    row_groups=groups + math.ceil(index_rows / CELL_PAGE_ROWS) + 1, rows=rows + index_rows + 1,
+                    bytes=rows * model.scan_width[i] + index_rows * cell_bytes,
+                    file_bytes=float(hit_f @ (np.asarray(sizes, dtype=float) * model.row_bytes)))
+    seconds = float(scan_seconds(work, model.params.time)) + model.params.time.query  # + the head's subquery
+    return ServedScan(i, seconds, rows, index_rows)
+
+
+def _matching(model: CostModel, scan: ScanAnalysis) -> np.ndarray:
+    out = np.ones(model.sample.n, dtype=bool)
+    for a, vs in scan.sets.items():
+        if model.sample.has(a):
+            out &= model.sample.mask(a, vs)
+    return out
+
+
+def _union(dim: GridDim, buckets) -> ValueSet:
+    return ValueSet.union_all(dim.kind, [dim.bucket_set(k) for k in buckets])
+
+
+def _groups(read: np.ndarray, blocks) -> float:
+    if blocks.group is None:
+        return float((read > 0).sum())
+    _, firsts = blocks.groups()
+    return float(np.maximum.reduceat(read, firsts).sum()) if len(read) else 0.0
+
+
+def _cell_keys(model: CostModel, layout: Layout, index: AggregateIndex, labels: np.ndarray) -> np.ndarray:
+    """One int64 per sample row naming its cell (partition, buckets, group values)."""
+    parts = [labels + 1]
+    radix = [len(layout.partitions) + 1]
+    for d in index.dims:
+        uniq = model.sample.uniques(d.column)
+        per_value = np.array([bisect.bisect_right(d.bounds, v) for v in uniq] + [d.buckets], dtype=np.int64)
+        parts.append(per_value[model.sample.codes(d.column)])  # NULL (-1) -> the last slot: its own bucket
+        radix.append(d.buckets + 1)
+    for g, _ in index.groups:
+        parts.append(model.sample.codes(g) + 1)
+        radix.append(len(model.sample.uniques(g)) + 1)
+    key = np.zeros(model.sample.n, dtype=np.int64)
+    for p, r in zip(parts, radix):
+        key = key * r + p
+    return key
+
+
+def _distinct(keys: np.ndarray) -> tuple[float, int]:
+    """(estimated cells in the table, distinct cells the sample holds): Chao1 adds the unseen."""
+    if not len(keys):
+        return 0.0, 0
+    _, counts = np.unique(keys, return_counts=True)
+    seen = len(counts)
+    f1, f2 = int((counts == 1).sum()), int((counts == 2).sum())
+    extra = f1 * f1 / (2 * f2) if f2 else f1 * (f1 - 1) / 2
+    return float(seen + extra), seen
+
+
+def _cell_width(index: AggregateIndex) -> float:
+    """Plain bytes of one cell: the key, the count, four partials per expression."""
+    width = 8 + 4 * len(index.dims) + 8
+    width += sum(16 if parse_type(t).is_string else 8 for _, t in index.groups)
+    width += sum(8 + 3 * (16 if parse_type(e.type).is_decimal else 8) for e in index.exprs)
+    return float(width)
+
+
+def _build_seconds(model: CostModel, index: AggregateIndex, cells: float, cell_bytes: float) -> tuple[float, float]:
+    """(the build: one read of the columns it needs, aggregating every row, writing the cells;
+    a copy: reading every column and writing every byte)."""
+    t = model.params.time
+    cur = model.current()
+    groups = float(len(np.unique(cur.blocks.group))) if cur.blocks.group is not None else float(len(cur.blocks))
+    needed = {d.column for d in index.dims} | {g for g, _ in index.groups}
+    for e in index.exprs:
+        needed |= {c.name.lower() for c in sqlglot.parse_one(e.sql, read="spark").find_all(sqlglot.exp.Column)}
+    widths = model.stats.widths
+    width = sum(widths.get(c, 8.0) for c in needed) + 8
+    n = float(model.stats.rows)
+    parts = float(len(cur.layout.partitions))
+    read = ScanWork(partitions=parts, files=float(cur.files.sum()), row_groups=groups, rows=n, bytes=n * width,
+                    file_bytes=float(model.stats.bytes))
+    build = float(scan_seconds(read, t)) + n * t.row * (1 + len(index.exprs)) / max(t.cores, 1) + \
+        cells * cell_bytes * t.byte * 4
+    full = ScanWork(partitions=parts, files=float(cur.files.sum()), row_groups=groups, rows=n, bytes=n * model.row_bytes,
+                    file_bytes=float(model.stats.bytes))
+    copy = float(scan_seconds(full, t)) + float(model.stats.bytes) * t.byte * 4
+    return build, copy
+
+
+def choose_index(model: CostModel, cost: LayoutCost, queries: dict[int, AggregateQuery],
+                 templates: Sequence[str] = ()) -> IndexPrice:
+    """The best index for ``cost.layout`` (declined: ``index`` None, with the reason): the grid over
+    the 1 to ``MAX_DIMS`` most constrained columns, cut into each of ``BUCKET_CHOICES``, that saves
+    the most seconds within the size allowed. A grid too big is not priced (a finer one with the same
+    columns is bigger still)."""
+    if not queries:
+        return IndexPrice(None, "the workload has no aggregate query the index could answer")
+    best: IndexPrice | None = None
+    tried: set = set()
+    labels = model.labels(cost.layout)
+    cap = SIZE_SHARE * model.stats.bytes
+    too_big = ""
+    for k in range(1, MAX_DIMS + 1):
+        for b in BUCKET_CHOICES:
+            index = derive_index(model, queries, b, k)
+            if index is None:
+                return IndexPrice(None, "the workload's aggregate queries aggregate nothing the index can keep")
+            if index in tried or (k > 1 and len(index.dims) < k):
+                continue
+            tried.add(index)
+            cells, _ = _distinct(_cell_keys(model, cost.layout, index, labels))
+            size = min(cells, float(model.stats.rows)) * _cell_width(index) * COMPRESSION
+            if size > cap:
+                too_big = too_big or f"its cells (~{size / 2**20:.1f} MiB) exceed {SIZE_SHARE:.0%} of the table"
+                break
+            price = price_index(model, cost, queries, index, templates)
+            if best is None or (price.index is not None and (best.index is None or price.saved > best.saved)) or \
+                    (price.index is None and best.index is None and price.saved > best.saved):
+                best = price
+    if best is None:
+        return IndexPrice(None, too_big or "no grid could be priced")
+    return best
+
+
+def with_index(cost: LayoutCost, price: IndexPrice) -> LayoutCost:
+    """``cost`` with its served scans answered through the index (its layout carries the index)."""
+    from planner.costmodel.cost import ScanCost
+
+    per = list(cost.per_scan)
+    for s in price.served:
+        old = per[s.scan]
+        per[s.scan] = ScanCost(old.query, s.rows + s.index_rows, (s.rows + s.index_rows) * (old.bytes / max(old.rows, 1.0)),
+                               old.partitions, old.overhead, s.seconds, old.files, old.row_groups)
+    layout = cost.layout
+    meta = dict(layout.meta) | {"aggregate_index_price": price.to_json()}
+    layout = replace(layout, strategy=f"{layout.strategy} + aggregate index", aggregate_index=price.index,
+                     meta=tuple(meta.items()))
+    return replace(cost, layout=layout, per_scan=tuple(per),
+                   rows=cost.rows - price.rows_before + price.rows_after + price.index_rows,
+                   seconds=cost.seconds - price.seconds_before + price.seconds_after)
+
+
+__all__ = ["IndexPrice", "ServedScan", "aggregate_scans", "choose_index", "derive_index", "price_index", "with_index",
+           "EXACT_VALUES", "SIZE_SHARE"]

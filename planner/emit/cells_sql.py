@@ -1,0 +1,161 @@
+"""The statements that build an aggregate index (``planner.model.aggregate_index``) beside a table.
+
+    CREATE TABLE IF NOT EXISTS db.t__cells (planner_pid BIGINT, planner_b0 INT, …, planner_g0 STRING,
+        planner_n BIGINT, planner_e0_sum DECIMAL(38,4), planner_e0_count BIGINT, planner_e0_min …, …)
+      PARTITIONED BY (planner_stamp STRING, planner_part STRING) STORED AS PARQUET
+    INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'cells')
+      SELECT planner_pid, <bucket of l_shipdate>, …, l_returnflag, COUNT(*), SUM(e), COUNT(e), MIN(e), MAX(e), …
+      FROM db.t GROUP BY planner_pid, <buckets>, l_returnflag
+      ORDER BY planner_pid, <buckets>, l_returnflag
+    INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'head') SELECT -1, NULL, …
+
+One pass over the columns the index needs; one sorted file of cells (sorted by the cell key, so
+a query's interior box reads few of its pages). The bucket of a value is a balanced search over
+the boundaries (``CASE WHEN v < b_mid THEN (…) ELSE (…) END``, log2 of the boundaries deep)
+with literals of the column's own type, the same comparisons the rewrite's predicates make
+(``planner.rewrite.aggregate_rewrite``), so a row is in bucket ``k`` on both sides or on neither.
+The head row is written last: the cells are valid once it exists.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from sqlglot import exp
+
+from planner.emit.conditions import column_ref, literal
+from planner.emit.ddl import table_expr
+from planner.model.aggregate_index import (
+    CELLS,
+    HEAD,
+    PART_COLUMN,
+    ROWS_COLUMN,
+    STAMP_COLUMN,
+    AggregateIndex,
+    GridDim,
+    bucket_column,
+    expr_columns,
+    group_column,
+)
+from planner.semantics.types import parse_type
+from planner.workload.aggregates import result_type
+
+MAX_BOUNDS = 255  # boundaries per dimension: the bucket CASE stays small enough to be compiled
+PAGE_ROWS = 1000  # cells per Parquet page of the index (a query reads whole pages)
+
+
+def _type(t: str) -> exp.DataType:
+    return exp.DataType.build(str(parse_type(t)), dialect="spark")
+
+
+def cells_columns(index: AggregateIndex) -> dict[str, str]:
+    """Column -> Spark type of the cells table (its partition columns left out), in order."""
+    cols = {"planner_pid": "bigint"}
+    cols |= {bucket_column(i): "int" for i in range(len(index.dims))}
+    cols |= {group_column(i): str(parse_type(t)) for i, (_, t) in enumerate(index.groups)}
+    cols[ROWS_COLUMN] = "bigint"
+    for i, e in enumerate(index.exprs):
+        t = parse_type(e.type)
+        for part, name in expr_columns(i, e.numeric).items():
+            cols[name] = {"sum": str(result_type("sum", t)) if e.numeric else "", "count": "bigint",
+                          "min": str(t), "max": str(t)}[part]
+    return cols
+
+
+def create_cells(index: AggregateIndex, cells: str, table: str, dialect: str = "spark") -> exp.Create:
+    defs = [exp.ColumnDef(this=exp.to_identifier(c, quoted=True), kind=_type(t))
+            for c, t in cells_columns(index).items()]
+    parts = exp.Schema(expressions=[
+        exp.ColumnDef(this=exp.to_identifier(STAMP_COLUMN, quoted=True), kind=exp.DataType.build("STRING")),
+        exp.ColumnDef(this=exp.to_identifier(PART_COLUMN, quoted=True), kind=exp.DataType.build("STRING"))])
+    props = [exp.PartitionedByProperty(this=parts), exp.FileFormatProperty(this=exp.Var(this="PARQUET"), hive_format=True),
+             exp.Property(this=exp.Literal.string("planner.cells.of"), value=exp.Literal.string(table)),
+             exp.Property(this=exp.Literal.string("planner.cells.digest"), value=exp.Literal.string(index.digest))]
+    return exp.Create(this=exp.Schema(this=table_expr(cells, dialect), expressions=defs), kind="TABLE", exists=True,
+                      properties=exp.Properties(expressions=props))
+
+
+def bucket_expr(dim: GridDim, column: exp.Expression | None = None) -> exp.Expression:
+    """The bucket number of the row's value (NULL for NULL): boundaries <= value, by a balanced search."""
+    col = column if column is not None else column_ref(dim.column)
+    bounds = list(dim.bounds)
+
+    def search(lo: int, hi: int) -> exp.Expression:
+        # values in [bounds[lo - 1], bounds[hi]) : buckets lo .. hi
+        if lo == hi:
+            return exp.Literal.number(lo)
+        mid = (lo + hi + 1) // 2  # bucket mid starts at bounds[mid - 1]
+        return exp.Case(ifs=[exp.If(this=exp.LT(this=col.copy(), expression=literal(bounds[mid - 1])),
+                                    true=search(lo, mid - 1))], default=search(mid, hi))
+
+    tree = search(0, len(bounds))
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=col.copy(), expression=exp.Null()),
+                                true=exp.Cast(this=exp.Null(), to=exp.DataType.build("INT")))],
+                    default=exp.Cast(this=tree, to=exp.DataType.build("INT")) if isinstance(tree, exp.Literal) else tree)
+
+
+def _partition(stamp: str, part: str) -> exp.Partition:
+    return exp.Partition(expressions=[
+        exp.EQ(this=exp.column(exp.to_identifier(STAMP_COLUMN, quoted=True)), expression=exp.Literal.string(stamp)),
+        exp.EQ(this=exp.column(exp.to_identifier(PART_COLUMN, quoted=True)), expression=exp.Literal.string(part))])
+
+
+def cells_select(index: AggregateIndex, table: str, partition_column: str = "planner_pid",
+                 dialect: str = "spark") -> exp.Select:
+    """The aggregation that computes every cell (the INSERT's query; its schema is checked first)."""
+    keys: list[exp.Expression] = [column_ref(partition_column)]
+    keys += [bucket_expr(d) for d in index.dims]
+    keys += [column_ref(c) for c, _ in index.groups]
+    names = list(cells_columns(index))
+    items: list[exp.Expression] = [exp.alias_(k.copy(), n, quoted=True) for k, n in zip(keys, names)]
+    items.append(exp.alias_(exp.Count(this=exp.Star()), ROWS_COLUMN, quoted=True))
+    import sqlglot
+
+    fns = {"sum": exp.Sum, "count": exp.Count, "min": exp.Min, "max": exp.Max}
+    for i, e in enumerate(index.exprs):
+        arg = sqlglot.parse_one(e.sql, read="spark")
+        for part, name in expr_columns(i, e.numeric).items():
+            items.append(exp.alias_(fns[part](this=arg.copy()), name, quoted=True))
+    q = exp.select(*items).from_(table_expr(table, dialect)).group_by(*[k.copy() for k in keys])
+    return q.order_by(*[exp.column(exp.to_identifier(n, quoted=True)) for n in names[:len(keys)]])
+
+
+def build_statements(index: AggregateIndex, table: str, cells: str, stamp: str, partition_column: str = "planner_pid",
+                     dialect: str = "spark") -> list[str]:
+    """CREATE (if missing), the cells, then the head row: the statements of one build."""
+    return [create_cells(index, cells, table, dialect).sql(dialect=dialect),
+            insert_into(cells, stamp, CELLS, cells_select(index, table, partition_column, dialect), dialect),
+            insert_into(cells, stamp, HEAD, head_select(index), dialect)]
+
+
+def insert_into(cells: str, stamp: str, part: str, query: exp.Expression, dialect: str = "spark") -> str:
+    """``INSERT OVERWRITE TABLE cells PARTITION (planner_stamp = stamp, planner_part = part) <query>``."""
+    target = table_expr(cells, dialect)
+    target.set("partition", _partition(stamp, part))
+    return exp.Insert(this=target, expression=query, overwrite=True).sql(dialect=dialect)
+
+
+def head_select(index: AggregateIndex) -> exp.Select:
+    cols = cells_columns(index)
+    items = []
+    for name, t in cols.items():
+        value: exp.Expression = exp.Literal.number(-1) if name == "planner_pid" else \
+            exp.Literal.number(0) if name == ROWS_COLUMN else exp.Null()
+        items.append(exp.alias_(exp.Cast(this=value, to=_type(t)), name, quoted=True))
+    return exp.select(*items)
+
+
+def drop_stamps(cells: str, stamps: Sequence[str], dialect: str = "spark") -> list[str]:
+    """Statements dropping the builds ``stamps`` (head first: a query that still sees the cells then
+    sees no head and scans instead of counting them)."""
+    t = table_expr(cells, dialect).sql(dialect=dialect)
+    out = []
+    for part in (HEAD, CELLS):
+        for s in stamps:
+            spec = f"{exp.to_identifier(STAMP_COLUMN, quoted=True).sql(dialect)} = {exp.Literal.string(s).sql(dialect)}, " \
+                   f"{exp.to_identifier(PART_COLUMN, quoted=True).sql(dialect)} = {exp.Literal.string(part).sql(dialect)}"
+            out.append(f"ALTER TABLE {t} DROP IF EXISTS PARTITION ({spec})")
+    return out
+
+
+__all__ = ["build_statements", "insert_into", "cells_columns", "cells_select", "create_cells", "bucket_expr", "head_select",
+           "drop_stamps", "MAX_BOUNDS", "PAGE_ROWS"]

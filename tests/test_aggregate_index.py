@@ -1,0 +1,251 @@
+"""The aggregate index without Spark: what it is, the strict projection it needs, the queries it
+answers, the SQL that answers them, and how advise prices it (issue 32). Spark's own answers are
+compared in ``tests/test_aggregate_index_spark.py``."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from planner.analysis.table_analysis import ScanAnalysis, _analyse_predicate
+from planner.cnf.convert import to_ir
+from planner.cnf.valueset import ValueSet
+from planner.emit.cells_sql import build_statements, bucket_expr, cells_columns, drop_stamps
+from planner.model.aggregate_index import AggregateIndex, CellsState, GridDim, IndexedExpr
+from planner.model.layout import Layout, Ordering, Partition, with_generation
+from planner.pruning.strict import GridCovers, exact, strict_project
+from planner.rewrite.aggregate_rewrite import IndexContext, _overflow, explain_statement, rewrite_statement
+from planner.semantics.kinds import Kind
+from planner.semantics.types import parse_type
+from planner.workload.aggregates import aggregate_query, expression_key, expression_type, result_type
+from planner.workload.scans import Schema
+
+COLS = {"l_extendedprice": "decimal(15,2)", "l_discount": "decimal(15,2)", "l_shipdate": "date",
+        "l_quantity": "decimal(15,2)", "l_returnflag": "string", "l_orderkey": "bigint", "x": "double"}
+TABLE = "tpch.lineitem"
+SCHEMA = Schema({TABLE: COLS})
+D = Decimal
+
+
+def _scan(where: str, types=None) -> ScanAnalysis:
+    types = {c: parse_type(t) for c, t in (types or COLS).items()}
+    pred = to_ir(sqlglot.parse_one(where, read="spark"), lambda c: c.name.lower(), "spark")
+    groups, unused = _analyse_predicate(pred, types, 200, {})
+    return ScanAnalysis(0, "t", groups, unused)
+
+
+# ---- the recogniser -----------------------------------------------------------------------------
+@pytest.mark.parametrize("sql, reason", [
+    ("SELECT count(DISTINCT l_orderkey) FROM tpch.lineitem", "DISTINCT"),
+    ("SELECT sum(l_quantity) FROM tpch.lineitem a JOIN tpch.orders o ON a.l_orderkey = o.o_orderkey", "joins"),
+    ("SELECT sum(l_quantity) OVER () FROM tpch.lineitem", "window"),
+    ("SELECT l_shipdate + 1, count(*) FROM tpch.lineitem GROUP BY l_shipdate + 1", "not by a column"),
+    ("SELECT l_shipdate, count(*) FROM tpch.lineitem", "without being grouped"),
+    ("SELECT sum(abs(l_quantity)) FROM tpch.lineitem", "other than columns"),
+    ("SELECT count(*) FROM tpch.lineitem GROUP BY ROLLUP (l_returnflag)", "ROLLUP"),
+    ("SELECT sum(l_quantity) FROM tpch.lineitem WHERE l_orderkey IN (SELECT 1)", "subquery"),
+    ("SELECT * FROM tpch.lineitem", "does not aggregate"),
+    ("SELECT percentile(l_quantity, 0.5) FROM tpch.lineitem", "not one the index keeps"),
+])
+def test_shapes_the_index_cannot_answer_say_why(sql, reason):
+    got = aggregate_query(sqlglot.parse_one(sql, read="spark"), SCHEMA, "tpch", "spark")
+    assert isinstance(got, str) and reason in got, got
+
+
+def test_q6_and_a_grouped_query_are_recognised():
+    q = aggregate_query(sqlglot.parse_one(
+        "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_quantity < 24", read="hive"),
+        SCHEMA, "tpch", "hive")
+    assert not isinstance(q, str) and q.table == TABLE and q.exprs == ("`l_extendedprice` * `l_discount`",)
+    q = aggregate_query(sqlglot.parse_one(
+        "SELECT l_returnflag, count(1), avg(l.l_quantity) a FROM tpch.lineitem l GROUP BY 1 HAVING sum(l_quantity) > 3 "
+        "ORDER BY a DESC", read="spark"), SCHEMA, "tpch", "spark")
+    assert not isinstance(q, str) and q.groups == ("l_returnflag",) and q.alias == "l"
+    assert {c.describe() for c in q.calls} == {"count(*)", "avg(`l_quantity`)", "sum(`l_quantity`)"}
+
+
+def test_expression_types_are_sparks():
+    t = lambda s: expression_type(sqlglot.parse_one(s, read="spark"), COLS)  # noqa: E731
+    assert str(t("l_extendedprice * l_discount")) == "decimal(31,4)"
+    assert str(t("l_extendedprice * (1 - l_discount)")) == "decimal(32,4)"
+    assert str(t("l_orderkey + 1")) == "bigint"
+    assert t("l_extendedprice * l_extendedprice * l_extendedprice") is None  # 48 digits: Spark would cut them
+    assert str(result_type("sum", parse_type("decimal(31,4)"))) == "decimal(38,4)"
+    assert str(result_type("avg", parse_type("decimal(15,2)"))) == "decimal(19,6)"
+    assert str(result_type("sum", parse_type("int"))) == "bigint"
+    assert str(result_type("avg", parse_type("int"))) == "double"
+    assert expression_key(sqlglot.parse_one("L.L_Quantity")) == "`l_quantity`"
+
+
+# ---- strict projection ---------------------------------------------------------------------------
+def test_strict_projection_is_null_aware():
+    scan = _scan("x < 5")
+    assert strict_project(scan, {"x": ValueSet.range(Kind.FLOAT, D(1), D(4))})
+    assert not strict_project(scan, {"x": ValueSet.range(Kind.FLOAT, D(1), D(4)).union(ValueSet.only_null(Kind.FLOAT))})
+    assert not strict_project(scan, {})  # the region does not constrain x: it may hold anything, NULL too
+    assert strict_project(_scan("x < 5 OR x IS NULL"), {"x": ValueSet.only_null(Kind.FLOAT)})
+    assert exact(_scan("x < l_orderkey")) and not strict_project(_scan("x < l_orderkey"), {})
+
+
+DIMS = (GridDim("l_discount", "decimal(15,2)", tuple(D(i) / 100 for i in range(0, 11))),
+        GridDim("l_shipdate", "date", tuple(dt.date(y, 1, 1) for y in range(1993, 1999))))
+
+
+def test_a_decimal_bucket_holds_only_multiples_of_its_scale():
+    d = DIMS[0]
+    assert d.bucket_set(6).point_values() == (D("0.05"),)  # [0.05, 0.06) of a DECIMAL(15,2)
+    covers = GridCovers(_scan("l_discount BETWEEN 0.05 AND 0.07"), DIMS, {"l_discount": Kind.DECIMAL})
+    c = covers.cover({})
+    assert not c.none and c.boundary_free and c.dims[0].inside == (6, 7, 8)
+
+
+def test_grid_cover_inside_partial_and_null():
+    kinds = {"l_discount": Kind.DECIMAL, "l_shipdate": Kind.DATE, "l_quantity": Kind.DECIMAL}
+    c = GridCovers(_scan("l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1996-07-01'"), DIMS, kinds).cover({})
+    (d,) = c.dims
+    assert d.inside == (2, 3) and d.partial == (4,)
+    c = GridCovers(_scan("l_shipdate < DATE '1994-01-01' OR l_shipdate IS NULL"), DIMS, kinds).cover({})
+    assert c.dims[0].inside == (0, 1, None) and not c.dims[0].partial
+    region = {"l_quantity": ValueSet.range(Kind.DECIMAL, D(1), D(10))}
+    assert GridCovers(_scan("l_quantity < 24"), DIMS, kinds).cover(region).whole  # the partition lies inside
+    got = GridCovers(_scan("l_quantity < 5"), DIMS, kinds).cover(region)
+    assert got.none and "not a dimension" in got.reason
+
+
+def _eval(e: exp.Expression, value):
+    """The bucket CASE evaluated in Python (its comparisons are ``<`` with literals)."""
+    if isinstance(e, exp.Case):
+        for branch in e.args["ifs"]:
+            cond = branch.this
+            if isinstance(cond, exp.Is):
+                hit = value is None
+            else:
+                lit = cond.expression
+                bound = dt.date.fromisoformat(lit.this.this) if isinstance(lit, exp.Cast) else D(lit.this)
+                hit = value is not None and value < bound
+            if hit:
+                return _eval(branch.args["true"], value)
+        return _eval(e.args["default"], value)
+    if isinstance(e, exp.Cast):
+        return None if isinstance(e.this, exp.Null) else _eval(e.this, value)
+    return int(e.this)
+
+
+@pytest.mark.parametrize("dim", DIMS)
+def test_the_build_puts_a_value_in_the_bucket_the_rewrite_reads_it_by(dim):
+    case = bucket_expr(dim)
+    lo, hi = dim.bounds[0], dim.bounds[-1]
+    probes = [None, *dim.bounds]
+    if isinstance(lo, D):
+        probes += [lo - D("0.01"), hi + D("0.01"), D("0.05")]
+    else:
+        probes += [lo - dt.timedelta(days=1), hi + dt.timedelta(days=1), dt.date(1995, 6, 30)]
+    for v in probes:
+        k = _eval(case, v)
+        assert k == dim.bucket_of(v), v
+        if k is not None:
+            assert dim.bucket_set(k).contains(v)
+
+
+# ---- the rewrite ----------------------------------------------------------------------------------
+INDEX = AggregateIndex(DIMS, (("l_returnflag", "string"),),
+                       (IndexedExpr("`l_extendedprice` * `l_discount`", "decimal(31,4)"),
+                        IndexedExpr("`l_quantity`", "decimal(15,2)")))
+
+
+def _layout(index=INDEX) -> Layout:
+    q = Kind.DECIMAL
+    parts = (Partition(1, (("l_quantity", ValueSet.range(q, None, D(25), True, False)),)),
+             Partition(2, (("l_quantity", ValueSet.range(q, D(25), None, True, True).union(ValueSet.only_null(q))),)))
+    return with_generation(Layout(TABLE, "test", parts, Ordering("sort", ("l_shipdate",)), kinds=(("l_quantity", q),),
+                                  types=(("l_quantity", "decimal(15,2)"),), aggregate_index=index))
+
+
+def _ctx(layout, why="", bounds=(1e12, 1e9)):
+    state = CellsState("stamp1", "snap", layout.generation, INDEX.digest, "tpch.lineitem__cells", 6_000_000, 1000,
+                       bounds)
+    return {TABLE: IndexContext(INDEX, state, why)}
+
+
+Q6 = ("SELECT sum(l_extendedprice * l_discount) AS revenue FROM tpch.lineitem WHERE l_shipdate >= DATE '1994-01-01' "
+      "AND l_shipdate < DATE '1995-03-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 25")
+
+
+def test_q6_reads_interior_cells_from_the_index_and_scans_the_boundary():
+    layout = _layout()
+    text, notes, ex = rewrite_statement(Q6, {TABLE: layout}, dialect="spark", schema={TABLE: COLS},
+                                        indexes=_ctx(layout))
+    assert ex.used, ex.reason
+    tree = sqlglot.parse_one(text, read="spark")  # what it emits parses back
+    cells = [t for t in tree.find_all(exp.Table) if t.name == "lineitem__cells"]
+    assert len(cells) == 3  # the cells, and the head counted once for each side
+    assert "`planner_stamp` = 'stamp1'" in text and "`planner_part` = 'head'" in text
+    assert "CAST(SUM(`planner_e0_sum`) AS DECIMAL(38, 4)) AS revenue" in text
+    assert "`planner_b1` = 2" in text  # l_shipdate's interior bucket: 1994
+    assert "`l_shipdate` >= CAST('1995-01-01' AS DATE)" in text  # the boundary bucket 1995 is scanned
+    assert ex.whole == () and any("interior" in line for line in ex.interior)
+
+
+def test_the_index_declines_what_it_cannot_answer_exactly():
+    layout = _layout()
+    cases = {
+        "SELECT sum(l_quantity * 2) FROM tpch.lineitem": "does not keep",
+        "SELECT l_orderkey, count(*) FROM tpch.lineitem GROUP BY l_orderkey": "group column",
+        "SELECT count(*) FROM tpch.lineitem WHERE l_extendedprice > l_discount": "not a dimension",
+        "SELECT count(*) FROM tpch.lineitem WHERE l_returnflag = 'it''s'": "",  # read differently by sqlglot and Spark
+        "SELECT count(DISTINCT l_quantity) FROM tpch.lineitem": "DISTINCT",
+    }
+    for sql, why in cases.items():
+        text, _, ex = rewrite_statement(sql, {TABLE: layout}, dialect="spark", schema={TABLE: COLS},
+                                        indexes=_ctx(layout))
+        assert ex is not None and not ex.used and why in ex.reason, (sql, ex)
+        assert "__cells" not in text
+    _, _, ex = rewrite_statement(Q6, {TABLE: layout}, dialect="spark", schema={TABLE: COLS},
+                                 indexes=_ctx(layout, why="the table changed since the index was built"))
+    assert not ex.used and "changed" in ex.reason
+    _, _, ex = rewrite_statement(Q6, {TABLE: layout}, dialect="spark", schema={TABLE: COLS},
+                                 indexes=_ctx(layout, bounds=(1e40, 1e9)))
+    assert not ex.used and "overflow" in ex.reason
+    scans, ex = explain_statement(Q6, {TABLE: layout}, dialect="spark", schema={TABLE: COLS}, indexes=_ctx(layout))
+    assert ex.used and ex.lines()[0].startswith("aggregate index tpch.lineitem__cells")
+
+
+def test_unaliased_aggregates_keep_sparks_column_names():
+    layout = _layout()
+    sql = "SELECT l_returnflag, count(*), sum(l_quantity), avg(l.l_quantity) FROM tpch.lineitem l GROUP BY l_returnflag"
+    text, _, ex = rewrite_statement(sql, {TABLE: layout}, dialect="spark", schema={TABLE: COLS}, indexes=_ctx(layout))
+    assert ex.used
+    assert "AS `count(1)`" in text and "AS `sum(l_quantity)`" in text and "AS `avg(l_quantity)`" in text
+
+
+def test_overflow_proofs():
+    assert _overflow("sum", parse_type("bigint"), 2.0 ** 61) == ""
+    assert "overflow" in _overflow("sum", parse_type("bigint"), 2.0 ** 63)
+    assert "overflow" in _overflow("avg", parse_type("int"), 2.0 ** 54)  # beyond exact doubles
+    assert _overflow("sum", parse_type("decimal(38,18)"), 1e15) == ""
+    assert "overflow" in _overflow("sum", parse_type("decimal(38,18)"), 1e20)
+    assert _overflow("min", parse_type("decimal(38,18)"), None) == ""
+    assert _overflow("sum", parse_type("double"), None) == ""
+
+
+# ---- the build's SQL, the stored forms ------------------------------------------------------------
+def test_build_statements_parse_and_name_every_cell_column():
+    stmts = build_statements(INDEX, TABLE, "tpch.lineitem__cells", "s1")
+    for s in stmts + drop_stamps("tpch.lineitem__cells", ["s0"]):
+        sqlglot.parse_one(s, read="spark")
+    cols = cells_columns(INDEX)
+    assert cols["planner_e0_sum"] == "decimal(38,4)" and cols["planner_e1_sum"] == "decimal(25,2)"
+    assert list(cols)[:4] == ["planner_pid", "planner_b0", "planner_b1", "planner_g0"]
+    assert "PARTITION(`planner_stamp` = 's1', `planner_part` = 'head')" in stmts[2]
+
+
+def test_the_index_travels_with_the_layout_and_its_state_with_the_table():
+    layout = _layout()
+    back = Layout.loads(layout.dumps())
+    assert back == layout and back.aggregate_index.digest == INDEX.digest
+    state = _ctx(layout)[TABLE].state
+    assert CellsState.from_properties(state.properties()) == state
+    assert CellsState.from_properties({"planner.cells": "zz"}) is None
