@@ -137,6 +137,9 @@ class GridCovers:
             got = self._dim(dim, have, want)
             if got is None:
                 return Cover(none=True, reason="the partition holds no matching row")
+            if not got.inside:
+                return Cover(none=True, reason=f"the predicate on {a} lies inside single buckets of the grid: no cell "
+                                               "lies wholly inside it")
             if got.partial or len(got.inside) < self._present(dim, have):
                 dims.append(got)
             # else every bucket present is inside: no condition on this dimension
