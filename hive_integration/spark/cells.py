@@ -230,15 +230,15 @@ def index_context(spark, table: str, layout: Layout, properties, entry: CatalogE
     if spec is None:
         return None
     state = CellsState.from_properties(properties or {})
+    if spark is None:
+        return IndexContext(spec, state, "cannot check that the table is unchanged since the index was built "
+                                         "(its snapshot is read through Spark)")
     if state is None:
         return IndexContext(spec, None, "the index is not built (or was invalidated by a write through the planner)")
     if state.digest != spec.digest:
         return IndexContext(spec, state, "the index was built for another specification; apply again")
     if state.generation != layout.generation:
         return IndexContext(spec, state, f"the index was built for another layout (generation {state.generation})")
-    if spark is None:
-        return IndexContext(spec, state, "cannot check that the table is unchanged since the index was built "
-                                         "(its snapshot is read through Spark)")
     if now is ...:
         now = table_snapshot(spark, table, entry)
     if now is None or now != state.snapshot:

@@ -74,6 +74,7 @@ from sqlglot import exp
 
 from planner.cnf.bind import needs_time_zone
 from planner.emit.conditions import column_ref, literal, partition_filter
+from planner.errors import InputError
 from planner.model.aggregate_index import (
     CELLS,
     HEAD,
@@ -182,7 +183,7 @@ def rewrite_statement(sql: str, layouts: Mapping[str, Layout], *, dialect: str =
     if prune is None:
         prune = "${" not in sql
     if prune and indexes:
-        got = _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, names)
+        got = _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names)
         if got is not None:
             text, explanation = got
             if text is not None:
@@ -205,12 +206,25 @@ def explain_statement(sql: str, layouts: Mapping[str, Layout], stats=None, *, di
                           settings=settings, joins=joins)
     explanation = None
     if indexes and "${" not in sql:
-        got = _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, names)
+        got = _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names)
         explanation = None if got is None else got[1]
     return scans, explanation
 
 
 # ---- planning --------------------------------------------------------------------------------------
+def _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names):
+    """``_aggregate``, except that a query this rewrite cannot handle for an unforeseen reason is
+    answered by the plain rewrite (said so) instead of failing: conservative, always."""
+    try:
+        return _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, names)
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - never a wrong answer, and never a query broken by the index
+        table = next(iter(indexes), "")
+        return None, AggregateExplanation(table, False, f"the aggregate rewrite failed ({type(e).__name__}: {e}); "
+                                                        "the query scans")
+
+
 def _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, names):
     """``(text or None, explanation)``, or None when no aggregate index concerns the query."""
     tree = _parse(sql, dialect)

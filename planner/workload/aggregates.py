@@ -211,6 +211,8 @@ def aggregate_query(tree: exp.Expression, schema: Schema, current_db: str | None
     node = from_.this
     if any(node.args.get(a) for a in set(node.args) - _PLAIN_TABLE_ARGS):
         return "the table reference has clauses (sample, hints, time travel)"
+    if any(c.args.get("db") is not None for c in tree.find_all(exp.Column)):
+        return "a column is qualified with its database"
     if any(tree.find_all(exp.Subquery, exp.Exists, exp.Window)) or \
             any(isinstance(i.args.get("query"), exp.Expression) for i in tree.find_all(exp.In)):
         return "it holds a subquery or a window function"
