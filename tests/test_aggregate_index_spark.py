@@ -12,11 +12,16 @@ cannot answer, which must fall back to a scan and still agree), with and without
 ANSI on and off, through ``planner.sql`` and through the saved rewrite (``planner rewrite``: no
 session settings).
 
-Tolerance, for DOUBLE and FLOAT sums and averages only: Spark adds doubles in an order of its own
-(tasks, partitions), and the index adds per-cell partial sums, another order. Two orders of adding
-n doubles differ by at most ``n · 2^-52 · Σ|x|`` (each of the n - 1 additions rounds by at most
-half an ulp of a partial sum, itself at most Σ|x|); the comparison allows that with n and Σ|x| of
-the whole table, an upper bound for any subset. Every other value, and every type, must be equal.
+Tolerance, for aggregates Spark computes by adding doubles, and for those only: ``sum`` and ``avg``
+of a DOUBLE or FLOAT, and ``avg`` of an integer (Spark averages integers by adding them as
+doubles; on ``b``, whose values reach 10^15, two runs of the *plain* query on differently ordered
+copies already differ in the last digits). Spark adds in an order of its own (tasks, partitions),
+the index in another (per-cell partial sums). Two orders of adding n doubles differ by at most
+``n · 2^-52 · Σ|x|`` (each of the n - 1 additions rounds by at most half an ulp of a partial sum,
+itself at most Σ|x|), so a sum may differ by that and an average (the sum over its n values,
+divided by n) by ``2^-52 · Σ|x|``; the comparison takes n and Σ|x| over the whole table, an upper
+bound for any subset. Every other value (DECIMAL sums and averages, counts, minima, maxima, group
+keys), and every type, must be equal.
 
 CI runs ``QUERIES`` (200) deterministic queries; ``PLANNER_TESTS=long`` runs 2,000 with fresh seeds.
 """
@@ -145,7 +150,8 @@ def _predicate(r: random.Random) -> str:
     return r.choice(["x > 0", "s = 'b'", "g IN (1, 2)", "k < 9000", "f <= 0.5"])  # not on the grid
 
 
-def _query(r: random.Random, table: str) -> str:
+def _query(r: random.Random, table: str) -> tuple[str, list]:
+    """A random query, and per output column (function, argument) (None for a group column)."""
     picked = []
     for _ in range(r.randint(1, 4)):
         if r.random() < 0.06:
@@ -155,6 +161,7 @@ def _query(r: random.Random, table: str) -> str:
         e = r.choice(NUMERIC if a.split("(")[0] in ("sum", "avg") else ANY)
         picked.append(a.format(e=e))
     groups = r.choice([[], [], ["s"], ["g"], ["s", "g"]])
+    meta = [None] * len(groups) + [(a.split("(")[0], a.split("(", 1)[1].rstrip(")")) for a in picked]
     items = list(groups) + [f"{a} AS a{n}" if r.random() < 0.5 else a for n, a in enumerate(picked)]
     where = " AND ".join(_predicate(r) for _ in range(r.choice([0, 1, 1, 2, 2, 3])))
     sql = f"SELECT {', '.join(items)} FROM {table}" + (f" WHERE {where}" if where else "")
@@ -164,15 +171,32 @@ def _query(r: random.Random, table: str) -> str:
             sql += " HAVING count(*) > 2"
         if r.random() < 0.2:
             sql += f" ORDER BY {', '.join(groups)}"
-    return sql
+    return sql, meta
 
 
 # ---- comparing ------------------------------------------------------------------------------------
-def _tolerances(spark, table: str) -> dict[str, float]:
-    """Per DOUBLE/FLOAT column: n · 2^-52 · Σ|x| over the whole table (see the module's notes)."""
-    row = spark.sql(f"SELECT count(*), sum(abs(x)), sum(abs(CAST(f AS DOUBLE))) FROM {table}").collect()[0]
-    n = row[0]
-    return {"x": n * 2.0 ** -52 * row[1], "f": n * 2.0 ** -52 * row[2]}
+def _tolerances(spark, table: str) -> tuple[int, dict[str, float]]:
+    """(rows, Σ|e| over the whole table per numeric argument): what the tolerance is made of."""
+    exprs = sorted(set(NUMERIC) | {"d + 1", "i * 2"})
+    row = spark.sql(f"SELECT count(*), {', '.join(f'sum(abs(CAST({e} AS DOUBLE)))' for e in exprs)} "
+                    f"FROM {table}").collect()[0]
+    return row[0], {e: float(v or 0.0) for e, v in zip(exprs, row[1:])}
+
+
+def _tolerance(meta, sizes) -> float | None:
+    """The allowed difference of one output column (None: it must be equal)."""
+    if meta is None:
+        return None
+    function, arg = meta
+    n, sums = sizes
+    if function not in ("sum", "avg") or arg not in sums:
+        return None
+    floating = arg in ("x", "f")
+    integral = arg in ("i", "b", "i * 2")
+    if not (floating or (integral and function == "avg")):
+        return None  # a DECIMAL, or an integer's sum (a BIGINT): exact
+    bound = 2.0 ** -52 * sums[arg]
+    return n * bound if function == "sum" else bound
 
 
 def _run(spark, sql: str):
@@ -191,20 +215,22 @@ def _close(a, b, tol: float) -> bool:
     return abs(a - b) <= tol
 
 
-def _same(plain, other, sql: str, tol: dict[str, float]) -> str:
-    """'' when the results agree (DOUBLE sums/averages within ``tol``), else what differs."""
+def _same(plain, other, meta, sizes) -> str:
+    """'' when the results agree (a double-added aggregate within its tolerance), else what differs.
+    ``meta``: per output column (function, argument) or None, as ``_query`` gives it; None for all:
+    every column must be equal."""
     if plain[0] == "error" or other[0] == "error":
         return "" if plain == other else f"errors differ: {plain} vs {other}"
     if plain[0] != other[0]:
         return f"schemas differ: {plain[0]} vs {other[0]}"
     if len(plain[1]) != len(other[1]):
         return f"{len(plain[1])} rows vs {len(other[1])}"
-    double_tol = max(tol.values())
+    tols = [_tolerance(m, sizes) for m in meta] if meta is not None else [None] * len(plain[0])
     for ra, rb in zip(plain[1], other[1]):
-        for (name, type_), a, b in zip(plain[0], ra, rb):
-            if type_ == "double" and isinstance(a, float) and ("sum(" in sql or "avg(" in sql):
-                if not _close(a, b, double_tol):
-                    return f"{name}: {a!r} vs {b!r} (tolerance {double_tol:.3g})"
+        for (name, type_), a, b, tol in zip(plain[0], ra, rb, tols):
+            if tol is not None and type_ == "double":
+                if not _close(a, b, tol):
+                    return f"{name}: {a!r} vs {b!r} (tolerance {tol:.3g})"
             elif a != b or type(a) is not type(b):
                 return f"{name}: {a!r} vs {b!r}"
     return ""
@@ -214,11 +240,11 @@ def test_random_aggregates_agree_with_spark(spark, table):
     """QUERIES random queries: same schema, same rows (DOUBLE sums within the bound), both ANSI
     modes, through planner.sql and through the saved rewrite; a fixed share really used the index."""
     r = random.Random(SEED)
-    tol = _tolerances(spark, table)
+    sizes = _tolerances(spark, table)
     used = wrong = 0
     failures = []
     for n in range(QUERIES):
-        sql = _query(r, table)
+        sql, meta = _query(r, table)
         ansi = "true" if n % 2 == 0 else "false"
         spark.conf.set("spark.sql.ansi.enabled", ansi)
         plain = _run(spark, sql.replace(table, f"{DB}.plain"))
@@ -226,7 +252,7 @@ def test_random_aggregates_agree_with_spark(spark, table):
         text, explanation = rewritten(spark, sql, saved=saved)
         got = _run(spark, text)
         used += bool(explanation is not None and explanation.used)
-        why = _same(plain, got, sql, tol)
+        why = _same(plain, got, meta, sizes)
         if why:
             wrong += 1
             failures.append(f"{sql}  [ANSI {ansi}, {'saved' if saved else 'planner.sql'}]: {why}\n  ran: {text}")
@@ -246,19 +272,19 @@ def test_named_paths_agree(spark, table):
         f"SELECT s, g, count(*), avg(d) AS ad, min(dt), max(s) FROM {table} WHERE i >= 20 GROUP BY s, g "
         "HAVING count(*) > 5 ORDER BY s, g",
         f"SELECT count(*), sum(d), avg(z), avg(w) FROM {table} WHERE dt > DATE '2030-01-01'",
-        f"SELECT count(*), sum(h), avg(h), avg(i), sum(x) FROM {table}",
+        f"SELECT count(*), sum(h), avg(h), avg(i), avg(z) FROM {table}",
         f"SELECT g, sum(b) FROM {table} WHERE d >= 0 GROUP BY g",  # sum(b) might overflow: not from the index
     ]
-    tol = _tolerances(spark, table)
+    sizes = _tolerances(spark, table)
     for sql in queries:
         plain = _run(spark, sql.replace(table, f"{DB}.plain"))
         for saved in (False, True):
             text, _ = rewritten(spark, sql, saved=saved)
-            assert _same(plain, _run(spark, text), sql, tol) == "", (sql, text)
+            assert _same(plain, _run(spark, text), None, sizes) == "", (sql, text)
         df = planner.sql(spark, sql)
         through = ([(f.name, f.dataType.simpleString()) for f in df.schema.fields],
                    sorted(map(tuple, df.collect()), key=repr))
-        assert _same(plain, through, sql, tol) == "", sql
+        assert _same(plain, through, None, sizes) == "", sql
     path = f"{spark.conf.get('spark.sql.warehouse.dir').removeprefix('file:')}/../named.sql"
     with open(path, "w") as fh:
         fh.write(";\n".join(queries) + ";\n")
@@ -267,7 +293,7 @@ def test_named_paths_agree(spark, table):
     assert results[-1].aggregate is not None and not results[-1].aggregate.used  # the overflow guard
     for sql, res in zip(queries, results):
         plain = _run(spark, sql.replace(table, f"{DB}.plain"))
-        assert _same(plain, _run(spark, res.rewritten), sql, tol) == "", res.rewritten
+        assert _same(plain, _run(spark, res.rewritten), None, sizes) == "", res.rewritten
 
 
 def _copy(spark, name: str, index: AggregateIndex | None = None) -> str:
