@@ -23,6 +23,11 @@ whose partitions come from several generations (issue 15's partial re-layouts) c
 The layout also records what its regions mean: the Spark types of the columns they name, and the
 ``Settings`` (ANSI mode, session time zone) the workload was analysed under.
 
+**An aggregate index** (``aggregate_index``, issue 32) may ride along: pre-aggregated cells of the
+layout's partitions cut by a grid (``planner.model.aggregate_index``), which apply builds beside the
+table and the rewrite answers aggregate queries from. It does not change the partitions or their
+ids (the generation is a digest of the regions alone).
+
 **Sideways cuts** (MTO's join-induced cuts): a region may name a *joined attribute*, a column of a
 table reached through unique-key joins (``joined``: ``"⋈ supplier(s_suppkey = l_suppkey)/nation(…).n_name"``
 -> its ``JoinColumn``). Apply computes it for every row with LEFT JOINs (``planner.emit.apply_sql``),
