@@ -249,3 +249,93 @@ def test_the_index_travels_with_the_layout_and_its_state_with_the_table():
     state = _ctx(layout)[TABLE].state
     assert CellsState.from_properties(state.properties()) == state
     assert CellsState.from_properties({"planner.cells": "zz"}) is None
+
+
+# ---- advise: the index is a contender, priced in seconds like the rest ----------------------------
+N_ROWS, SAMPLE_ROWS = 120_000_000, 10_000
+ADVISE_COLS = {"l_orderkey": "bigint", "l_quantity": "decimal(15,2)", "l_extendedprice": "decimal(15,2)",
+               "l_discount": "decimal(15,2)", "l_shipdate": "date", "l_comment": "string"}
+
+
+def _stats():
+    import numpy as np
+    import pyarrow as pa
+
+    from planner.costmodel.statistics import ColumnStats, TableStats
+
+    rng = np.random.default_rng(3)
+    n = SAMPLE_ROWS
+    cents = lambda a: pa.array([D(int(v)).scaleb(-2) for v in a], pa.decimal128(15, 2))  # noqa: E731
+    sample = pa.table({
+        "l_orderkey": pa.array(np.sort(rng.integers(0, N_ROWS // 4, n)), pa.int64()),
+        "l_quantity": cents(rng.integers(1, 51, n) * 100),
+        "l_extendedprice": cents(rng.integers(90_000, 10_500_000, n)),
+        "l_discount": cents(rng.integers(0, 11, n)),
+        "l_shipdate": pa.array([dt.date(1992, 1, 2) + dt.timedelta(days=int(d)) for d in rng.integers(0, 2_520, n)],
+                               pa.date32()),
+        "l_comment": pa.array([f"c{v}" for v in rng.integers(0, 10**9, n)], pa.string()),
+    })
+    widths = {"l_orderkey": 4.0, "l_quantity": 1.0, "l_extendedprice": 5.0, "l_discount": 0.5, "l_shipdate": 2.0,
+              "l_comment": 20.0}
+    columns = tuple(ColumnStats(c, t, widths[c]) for c, t in ADVISE_COLS.items())
+    return TableStats("lineitem", N_ROWS, int(N_ROWS * sum(widths.values())), columns, sample,
+                      row_group_rows=100_000)
+
+
+def _q6(n: int) -> str:
+    import random
+
+    r = random.Random(n)
+    out = []
+    for _ in range(n):
+        y, d, q = r.randint(1993, 1997), r.randint(2, 9), r.randint(24, 25)
+        out.append(f"SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= "
+                   f"DATE '{y}-01-01' AND l_shipdate < DATE '{y + 1}-01-01' AND l_discount BETWEEN "
+                   f"0.0{d - 1} AND 0.0{d + 1} AND l_quantity < {q};\n")
+    return "".join(out)
+
+
+def _advise(text: str):
+    from planner.advice.ranking import advise
+    from planner.analysis.table_analysis import analyze_table
+    from planner.costmodel.cost import CostParams
+    from planner.workload import parse_workload
+
+    wl = parse_workload(text, schema=Schema({"lineitem": ADVISE_COLS}), tables=["lineitem"])
+    return advise(wl, analyze_table(wl, "lineitem", ADVISE_COLS), _stats(),
+                  CostParams(row_group_rows=100_000, allow_regressions=True))
+
+
+def test_advise_picks_an_aggregate_index_where_it_pays():
+    """Q6 variants: no layout reads fewer rows than match; interior cells from the index do."""
+    advice = _advise(_q6(12))
+    best = advice.result.best
+    assert best.layout.aggregate_index is not None, [c.layout.strategy for c in advice.result.ranked[:6]]
+    assert best.layout.strategy.endswith(" + aggregate index")
+    index = best.layout.aggregate_index
+    assert [e.sql for e in index.exprs] == ["`l_extendedprice` * `l_discount`"]
+    assert {d.column for d in index.dims} <= {"l_shipdate", "l_discount", "l_quantity"}
+    price = dict(best.layout.meta)["aggregate_index_price"]
+    assert price["served"] > 0 and price["seconds_after"] < price["seconds_before"]
+    assert price["bytes"] <= 0.02 * advice.stats.bytes
+    # ranked against the same layout without the index, by the same score
+    plain = next(c for c in advice.result.ranked
+                 if c.layout.strategy == best.layout.strategy.removesuffix(" + aggregate index"))
+    assert best.seconds < plain.seconds and plain.layout.aggregate_index is None
+    # the advice folder: report.md shows it, apply.sql carries the build as comments
+    from planner.emit.advice_folder import apply_text, report_text
+    from planner.emit.apply_sql import backup_name
+
+    layout = advice.recorded(best) if hasattr(advice, "recorded") else best.layout
+    report = report_text(layout, advice)
+    assert "## Aggregate index" in report and "Layouts with and without the index" in report
+    text = apply_text(layout, ADVISE_COLS, [], backup_name(layout.table, dt.datetime(2026, 1, 1), "hive", layout=layout))
+    assert "-- INSERT OVERWRITE TABLE `lineitem__cells`" in text
+    assert all(line.startswith("--") for line in text.split("aggregate index: what")[1].splitlines()[1:] if line)
+
+
+def test_advise_adds_no_index_without_aggregates():
+    advice = _advise("".join(f"SELECT * FROM lineitem WHERE l_shipdate >= DATE '199{y}-01-01' AND l_shipdate < "
+                             f"DATE '199{y}-03-01';\n" for y in range(2, 9)))
+    assert all(c.layout.aggregate_index is None for c in advice.result.ranked)
+    assert "aggregate_index_price" not in dict(advice.result.best.layout.meta)

@@ -226,7 +226,23 @@ def apply_text(layout: Layout, columns: Mapping[str, str], notes: Sequence[Parti
                                "has no index and aggregate queries scan it."] if layout.aggregate_index else []),
         ""])
     return (head + statements_text(fill) + "\n" + _comment(["swap: the old table keeps its data under the backup name"])
-            + statements_text([rename_old, rename_new]))
+            + statements_text([rename_old, rename_new]) + _cells_text(layout))
+
+
+def _cells_text(layout: Layout) -> str:
+    """The statements ``planner apply`` runs after the swap to build the aggregate index, as comments:
+    each build gets a fresh stamp and records the table's snapshot in its properties, which a
+    hand-run copy of these statements would not, so the rewrite would not use it."""
+    if layout.aggregate_index is None:
+        return ""
+    from planner.emit.cells_sql import build_statements
+    from planner.model.aggregate_index import cells_table
+
+    stmts = build_statements(layout.aggregate_index, layout.table, cells_table(layout.table), "<stamp>",
+                             layout.partition_column, "spark")
+    lines = ["", "aggregate index: what `planner apply` runs after the swap (for reading; run by hand, the index is "
+             "not recorded and queries do not use it)"]
+    return "\n" + _comment(lines + [line for s in stmts for line in (s + ";").splitlines()])
 
 
 # ---- report.md -----------------------------------------------------------------------------------
