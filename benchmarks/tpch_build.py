@@ -1,228 +1,356 @@
-"""Build each layout as a table of its own, timed against a plain ``CREATE TABLE AS SELECT`` copy.
+"""Issue #14: what a layout costs to build, against a plain copy; the statistics pass; the z-value.
 
-A layout is written exactly as ``planner apply`` writes it (``planner.emit``: ``CREATE TABLE …
-PARTITIONED BY (planner_pid)`` with the layout in TBLPROPERTIES, then the SETs and the
-``INSERT OVERWRITE`` with the write plan ``planner apply`` picks for the source's size), only into
-``bench.li_<name>`` instead of a swap-in of the source, so every layout can be read side by side
-from one source table. The copy is ``CREATE TABLE bench.li_copy STORED AS PARQUET AS SELECT *``:
-what a user pays to rewrite the table without the planner. Both run under the same
-``parquet.block.size`` as the source, so row groups hold about as many rows everywhere.
+    .venv/bin/python -m benchmarks.tpch_build [--scale 1] [--rounds 3] [--layouts tpch_pick,zorder4,zorder4_h]
+                                              [--master spark://host:port] [--state-dir DIR] [--out FILE]
 
-Run on its own (``benchmarks.build_bench``: ``python -m benchmarks.tpch_build --scale 1``) it builds
-every TPC-H layout (and a Hilbert twin of every z-ordered one) three times, alternating with the
-copy, reports the fastest run of each with Spark's stage times, the statistics pass, and the
-z-value micro-benchmark.
+1. TPC-H lineitem as in ``benchmarks.tpch_bench`` (same data, table, row-group size and state
+   directory, so either benchmark reuses the other's data), and the TPC-H workload's advice on
+   its advise half: every layout ``tpch_bench`` builds, plus a Hilbert twin of each z-ordered one;
+2. the statistics pass (``gather_stats`` with no cache) against a full count scan plus the sample
+   query it used to run, the fastest of ``rounds`` alternating runs; then the cached re-run;
+3. the z-value and Hilbert value against the linear CASE they replace, and the partition CASE,
+   each as ``SELECT sum(hash(<expr>))`` over the source (the fastest of ``rounds``);
+4. ``rounds`` rounds, each building the CTAS copy and then every layout (in a rotated order),
+   with the planner's SQL and write plan; a layout's figure is its fastest run over the copy's
+   fastest, next to Spark's stage times of that run (submission to completion, executor CPU).
+
+Wall times on a shared machine are noisy: the load average is recorded with every figure, and the
+executor CPU seconds (less sensitive to other processes) are shown next to them.
 """
 from __future__ import annotations
 
-import hashlib
-import itertools
+import argparse
+import dataclasses
+import json
 import os
+import sys
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Iterator, Mapping
-from urllib.parse import urlparse
+from dataclasses import replace
+from pathlib import Path
 
-import pyarrow.parquet as pq
-from pyspark.sql import SparkSession
 from sqlglot import exp
 
-from hive_integration.apply.apply_layout import SparkRunner
-from planner.emit.apply_sql import apply_statements
-from planner.emit.ddl import create_table_sql, table_expr
+from benchmarks.tpch_build import Built, Stage, build_copy, build_layout, stages_of
 from planner.model.layout import Layout
-from planner.model.write_plan import write_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"pick": 1.5, "sort": 1.5, "curve": 2.0, "statistics": 1.0}
 
 
-@dataclass(frozen=True)
-class Stage:
-    """One Spark stage of a build, from the status store (no UI needed)."""
+# ---- the layouts -------------------------------------------------------------------------------
+def layouts(spark, cfg, stamp) -> tuple[object, list, str]:
+    """(source, specs with write hints, the pick's key): ``tpch_bench``'s layouts + Hilbert twins."""
+    from benchmarks import tpch_bench as tb
+    from planner.costmodel.cost import CostModel
 
-    id: int
-    tasks: int
-    seconds: float  # submission to completion
-    cpu: float  # executor CPU seconds, all tasks
-    run: float  # executor run seconds, all tasks (CPU plus waiting: I/O, other processes)
-    shuffle_write: int  # bytes
-    shuffle_read: int
-    spill_memory: int
-    spill_disk: int
-
-
-@dataclass(frozen=True)
-class Built:
-    table: str
-    seconds: float | None  # None: reused from an earlier run (--reuse), not timed
-    files: int
-    row_groups: int
-    bytes: int
-    partitions: int  # non-empty Hive partitions (0: unpartitioned)
-    plan: str = ""  # the write plan (planner.model.write_plan)
-    stages: tuple[Stage, ...] = field(default=())
-
-    @property
-    def cpu(self) -> float:
-        return sum(s.cpu for s in self.stages)
+    src = tb.load_source(spark, cfg, stamp)
+    run = tb.prepare_workload("tpch", cfg, src.columns, src.stats, src.params, stamp)
+    everything, _ = tb.choose_layouts(dataclasses.replace(cfg, workloads=("tpch",)), {"tpch": run}, src.stats)
+    pick = next(s for s in everything if s.key == "tpch_pick" or "tpch pick" in s.aliases)  # as tpch_bench names it
+    model = CostModel(run.analysis, src.stats, src.params)
+    specs = []
+    for s in everything:
+        if s.layout is None:
+            continue
+        s.layout = tb.with_write_hints(s.layout, model, cfg.row_group_bytes)
+        specs.append(s)
+        if s.layout.order.method == "zorder":
+            twin = replace(s.layout, order=replace(s.layout.order, method="hilbert"))
+            specs.append(tb.Spec(f"{s.key}_h", s.label.replace("zorder(", "hilbert("), s.family, twin))
+    if cfg.layouts is not None:
+        specs = [s for s in specs if s.key in cfg.layouts or s.key == pick.key]
+    return src, specs, pick.key
 
 
-_groups = itertools.count(1)
+def family(layout: Layout) -> str:
+    # a tree order is a sort: by the number of the row's leaf, then the tie columns
+    return {"none": "unordered", "sort": "sort", "tree": "sort", "zorder": "curve",
+            "hilbert": "curve"}[layout.order.method]
 
 
-@contextmanager
-def stages_of(spark: SparkSession, into: list) -> Iterator[None]:
-    """Collect the stages of the jobs run inside the block (a job group of its own)."""
-    group = f"planner-build-{os.getpid()}-{next(_groups)}"
-    sc = spark.sparkContext
-    sc.setJobGroup(group, group)
-    try:
-        yield
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        tracker, store = sc.statusTracker(), sc._jsc.sc().statusStore()
-        ids = sorted({sid for j in tracker.getJobIdsForGroup(group) for sid in tracker.getJobInfo(j).stageIds})
-        for sid in ids:
-            try:
-                st = store.lastStageAttempt(sid)
-            except Exception:  # noqa: BLE001 - a stage skipped by AQE was never attempted
-                continue
-            sub, done = st.submissionTime(), st.completionTime()
-            secs = (done.get().getTime() - sub.get().getTime()) / 1000 if sub.isDefined() and done.isDefined() else 0.0
-            into.append(Stage(sid, st.numTasks(), secs, st.executorCpuTime() / 1e9, st.executorRunTime() / 1e3,
-                              st.shuffleWriteBytes(), st.shuffleReadBytes(), st.memoryBytesSpilled(),
-                              st.diskBytesSpilled()))
+# ---- the statistics pass -----------------------------------------------------------------------
+def statistics_figure(spark, table: str, sample_rows: int, rounds: int, cache_dir: Path) -> dict:
+    """``gather_stats`` (no cache) against a count scan plus the old Bernoulli sample, alternating."""
+    import shutil
 
+    from hive_integration.spark.statistics_pass import gather_stats
 
-def _drop(runner: SparkRunner, table: str) -> None:
-    runner.execute(exp.Drop(tables=[table_expr(table, "spark")], kind="TABLE", exists=True).sql(dialect="spark"))
-
-
-def _exists(spark: SparkSession, table: str) -> bool:
-    return spark.catalog.tableExists(table)
-
-
-def footprint(spark: SparkSession, table: str) -> tuple[int, int, int]:
-    """(files, row groups, bytes) of a table's Parquet files, read from the footers."""
-    paths = [urlparse(f).path for f in spark.table(table).inputFiles()]
-    groups = sum(pq.ParquetFile(p).metadata.num_row_groups for p in paths)
-    return len(paths), groups, sum(os.path.getsize(p) for p in paths)
-
-
-def _partitions(spark: SparkSession, table: str) -> int:
-    try:
-        return len(spark.sql("SHOW PARTITIONS " + table_expr(table, "spark").sql(dialect="spark")).collect())
-    except Exception:  # noqa: BLE001 - SHOW PARTITIONS fails on an unpartitioned table
-        return 0
-
-
-def _with_block_size(spark: SparkSession, block_bytes: int, fn):
-    previous = spark.conf.get("parquet.block.size", None)
-    spark.conf.set("parquet.block.size", str(int(block_bytes)))
-    try:
-        return fn()
-    finally:
-        if previous is None:
-            spark.conf.unset("parquet.block.size")
-        else:
-            spark.conf.set("parquet.block.size", previous)
-
-
-def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, *, reuse: bool = False) -> Built:
-    """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``, timed."""
-    runner = SparkRunner(spark)
-    seconds = None
-    ctas = exp.Create(
-        this=table_expr(target, "spark"), kind="TABLE",
-        properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.Var(this="PARQUET"),
-                                                                      hive_format=True)]),
-        expression=exp.select(exp.Star()).from_(table_expr(source, "spark")))
-    sql = ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
-    digest = _digest([sql])
-    stages: list[Stage] = []
-    if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
-        _drop(runner, target)
+    rows = spark.table(table).count()
+    fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))
+    runs: dict[str, list] = {"stats": [], "count": [], "sample": []}
+    steps = []
+    for _ in range(rounds):
+        timings: dict = {}
         t = time.perf_counter()
-        with stages_of(spark, stages):
-            _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
-        seconds = time.perf_counter() - t
-        _mark_filled(runner, target, digest)
-    files, groups, size = footprint(spark, target)
-    return Built(target, seconds, files, groups, size, 0, "CTAS", tuple(stages))
+        gather_stats(spark, table, sample_rows=sample_rows, timings=timings)
+        runs["stats"].append(time.perf_counter() - t)
+        steps.append(timings)
+        t = time.perf_counter()
+        spark.table(table).count()
+        runs["count"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        spark.table(table).sample(False, fraction, 7).limit(sample_rows).toArrow()
+        runs["sample"].append(time.perf_counter() - t)
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    gather_stats(spark, table, sample_rows=sample_rows, cache_dir=cache_dir)  # fills the cache
+    cached: dict = {}
+    gather_stats(spark, table, sample_rows=sample_rows, cache_dir=cache_dir, timings=cached)
+    best = {k: min(v) for k, v in runs.items()}
+    fastest = steps[runs["stats"].index(best["stats"])]
+    return {"runs": runs, "best": best, "ratio": best["stats"] / (best["count"] + best["sample"]),
+            "steps": {k: v for k, v in fastest.items() if isinstance(v, float)}, "cached": cached["total"],
+            "load": os.getloadavg()[0]}
 
 
-def _complete(spark: SparkSession, table: str, source: str) -> bool:
-    """Whether ``table`` holds as many rows as ``source`` (a run killed between the CREATE and the
-    INSERT leaves an empty table behind, which must not be reused)."""
-    return spark.table(table).count() == spark.table(source).count()
+# ---- the z-value micro-benchmark ---------------------------------------------------------------
+def linear_bucket_case(ref: exp.Expression, bounds, leaf) -> exp.Expression:
+    """What the planner emitted before: ``CASE WHEN v IS NULL … WHEN v < b0 … WHEN v < b1 …``."""
+    from planner.emit.conditions import literal
+
+    case = exp.Case().when(exp.Is(this=ref.copy(), expression=exp.Null()), exp.Literal.number(leaf(0)), copy=False)
+    for i, b in enumerate(bounds):
+        case = case.when(exp.LT(this=ref.copy(), expression=literal(b)), exp.Literal.number(leaf(i)), copy=False)
+    return case.else_(exp.Literal.number(leaf(len(bounds))), copy=False)
 
 
-FILL_KEY = "planner.bench.fill_sha256"  # the statements that filled a benchmark table
+def curve_expressions(layout: Layout) -> dict[str, str]:
+    """Spark SQL of ``SELECT sum(hash(v))`` over each expression (FROM placeholder ``{t}``)."""
+    from planner.costmodel.curves import spread
+    from planner.emit.conditions import attribute_expr
+    from planner.emit.curve_sql import curve_table, hilbert_value, zorder_value
+    from planner.emit.partition_sql import partition_case
+
+    order, derived = layout.order, dict(layout.derived)
+    k = len(order.columns)
+    linear = [linear_bucket_case(attribute_expr(c, derived), b, lambda i, j=j: spread(i, j, k))
+              for j, (c, b) in enumerate(zip(order.columns, order.bounds))]
+    z_linear = linear[0]
+    for t in linear[1:]:
+        z_linear = exp.Add(this=z_linear, expression=t)
+    z = zorder_value(order, derived).sql("spark")
+    h = hilbert_value(exp.column("planner_z"), exp.column("planner_curve"), k).sql("spark")
+    reads = ", ".join(sorted({c for pair in derived.values() for c in (pair.left, pair.right)}
+                             | {c for c in order.columns if c not in derived}))
+
+    def total(e: str) -> str:
+        return f"SELECT sum(hash(v)) FROM (SELECT {e} AS v FROM {{t}})"
+
+    return {
+        "columns read (no expression)": f"SELECT sum(hash({reads})) FROM {{t}}",
+        "z-value, linear CASE (before)": total(z_linear.sql("spark")),
+        "z-value, balanced CASE": total(z),
+        "Hilbert value (balanced CASE + automaton)":
+            f"SELECT sum(hash(v)) FROM (SELECT {h} AS v FROM (SELECT {z} AS planner_z, "
+            f"{curve_table(k).sql('spark')} AS planner_curve FROM {{t}}))",
+        f"partition CASE ({len(layout.partitions)} partitions)": total(partition_case(layout).sql("spark")),
+    }
 
 
-def _digest(statements: list[str]) -> str:
-    return hashlib.sha256("\n".join(statements).encode()).hexdigest()
+def tree_expressions(layout: Layout) -> dict[str, str]:
+    """``SELECT sum(hash(v))`` over a tree order's leaf number, the columns it reads, and the
+    layout's partition CASE."""
+    from planner.costmodel.tree_order import leaves
+    from planner.emit.partition_sql import partition_case
+    from planner.emit.tree_order_sql import tree_order_expr
+
+    reads = ", ".join(sorted(c for c in layout.order.columns if c not in dict(layout.derived)))
+    return {f"columns the tree reads ({len(layout.order.columns)})": f"SELECT sum(hash({reads})) FROM {{t}}",
+            f"tree leaf number, nested CASE ({leaves(layout.order)} leaves)":
+                f"SELECT sum(hash(v)) FROM (SELECT {tree_order_expr(layout).sql('spark')} AS v FROM {{t}})",
+            f"partition CASE of the tree-ordered layout ({len(layout.partitions)} partitions)":
+                f"SELECT sum(hash(v)) FROM (SELECT {partition_case(layout).sql('spark')} AS v FROM {{t}})"}
 
 
-def _mark_filled(runner: SparkRunner, table: str, digest: str) -> None:
-    """Record in ``table``'s properties the digest of the statements that filled it."""
-    runner.execute(exp.Alter(this=table_expr(table, "spark"), kind="TABLE", actions=[exp.AlterSet(
-        expressions=[exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FILL_KEY),
-                                                              value=exp.Literal.string(digest))])])]).sql(dialect="spark"))
+def curve_micro(spark, table: str, layout: Layout, rounds: int, tree: Layout | None = None) -> dict:
+    from planner.emit.apply_sql import SPARK_SETTINGS
+
+    out: dict = {"layout": layout.describe(), "bounds": [len(b) for b in layout.order.bounds], "rows": {}}
+    for key, value in SPARK_SETTINGS:
+        spark.conf.set(key, value)
+    queries = curve_expressions(layout) | (tree_expressions(tree) if tree is not None else {})
+    for _ in range(rounds):
+        for name, q in queries.items():
+            stages: list[Stage] = []
+            t = time.perf_counter()
+            with stages_of(spark, stages):
+                spark.sql(q.format(t=table)).collect()
+            wall, cpu = time.perf_counter() - t, sum(s.cpu for s in stages)
+            best = out["rows"].get(name)
+            if best is None or wall < best["seconds"]:
+                out["rows"][name] = {"seconds": wall, "cpu": cpu}
+    for key, _ in SPARK_SETTINGS:
+        spark.conf.unset(key)
+    out["load"] = os.getloadavg()[0]
+    return out
 
 
-def _fill_digest(spark: SparkSession, table: str) -> str | None:
-    """The digest of the SQL ``table`` was filled with, if it exists and carries one."""
-    if not _exists(spark, table):
-        return None
-    rows = spark.sql("SHOW TBLPROPERTIES " + table_expr(table, "spark").sql(dialect="spark")).collect()
-    return {r[0]: r[1] for r in rows}.get(FILL_KEY)
+# ---- the builds --------------------------------------------------------------------------------
+def build_rounds(spark, src, specs, cfg, rounds: int, stamp) -> dict:
+    db = cfg.db
+    runs: dict[str, list[Built]] = {"copy": []}
+    loads: list[float] = []
+    for r in range(rounds):
+        order = specs[r % len(specs):] + specs[:r % len(specs)] if specs else []
+        loads.append(os.getloadavg()[0])
+        b = build_copy(spark, src.table, f"{db}.li_copy", cfg.row_group_bytes)
+        runs["copy"].append(b)
+        stamp(f"round {r + 1}: copy {b.seconds:.1f} s (cpu {b.cpu:.1f} s)")
+        for s in order:
+            b = build_layout(spark, s.layout, src.columns, src.table, f"{db}.li_{s.key}", cfg.row_group_bytes)
+            runs.setdefault(s.key, []).append(b)
+            stamp(f"round {r + 1}: {s.key} {b.seconds:.1f} s (cpu {b.cpu:.1f} s, {b.files} files, {b.plan})")
+    loads.append(os.getloadavg()[0])
+    return {"runs": runs, "loads": loads}
 
 
-def timed_fill(spark: SparkSession, runner: SparkRunner, create: str, fill: list[str],
-               block_bytes: int) -> tuple[float, list[Stage]]:
-    """Run ``create`` then the ``fill`` statements (their SETs restored afterwards) with row groups
-    of ``block_bytes``: the seconds it took and Spark's stages."""
-    stages: list[Stage] = []
+def summary(builds: dict, specs, pick: str) -> list[dict]:
+    copy = min(builds["runs"]["copy"], key=lambda b: b.seconds)
+    rows = [{"key": "copy", "label": "CTAS copy", "family": "copy", "best": copy, "ratio": 1.0, "cpu_ratio": 1.0,
+             "runs": [b.seconds for b in builds["runs"]["copy"]]}]
+    for s in specs:
+        runs = builds["runs"].get(s.key, [])
+        if not runs:
+            continue
+        best = min(runs, key=lambda b: b.seconds)
+        rows.append({"key": s.key, "label": s.label, "family": "pick" if s.key == pick else family(s.layout),
+                     "order": family(s.layout),
+                     "best": best, "ratio": best.seconds / copy.seconds,
+                     "cpu_ratio": best.cpu / copy.cpu if copy.cpu else float("nan"),
+                     "runs": [b.seconds for b in runs]})
+    return rows
 
-    def run() -> None:
-        runner.execute(create)
-        with runner.settings_restored([s.split("=")[0].split()[1] for s in fill if s.startswith("SET ")]):
-            for s in fill:
-                runner.execute(s)
 
-    t = time.perf_counter()
-    with stages_of(spark, stages):
-        _with_block_size(spark, block_bytes, run)
-    return time.perf_counter() - t, stages
+def _stages(b: Built) -> str:
+    def one(st: Stage) -> str:
+        extra = []
+        if st.shuffle_write:
+            extra.append(f"shuffle write {st.shuffle_write / 2**20:.0f} MiB")
+        if st.spill_disk:
+            extra.append(f"spill {st.spill_disk / 2**20:.0f} MiB")
+        return f"{st.tasks} tasks {st.seconds:.1f} s / cpu {st.cpu:.1f} s" + (f" ({', '.join(extra)})" if extra else "")
+    return "; ".join(one(st) for st in b.stages if st.tasks) or "–"
 
 
-def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str], source: str, target: str,
-                 block_bytes: int, *, reuse: bool = False) -> Built:
-    """Create ``target`` with ``layout`` and fill it from ``source`` with the planner's own SQL, timed.
+def report(results: dict) -> str:
+    cfg, rows, stats, micro = results["config"], results["rows"], results["statistics"], results["micro"]
+    copy = rows[0]
+    lines = [f"# Build cost: layouts against a plain copy (TPC-H lineitem, SF {cfg['scale']:g})", "",
+             f"Reproduce: `{results['command']}` ({results['seconds'] / 60:.0f} min; {results['machine']}, "
+             f"Spark {results['spark']} on `{results['master']}`, driver memory {results.get('driver_memory', '?')}; "
+             f"load average {results['loads'][0]:.1f} at the "
+             f"start, {results['loads'][-1]:.1f} at the end: other jobs shared the machine, so wall times are "
+             "noisy; executor CPU seconds are shown next to them).", "",
+             f"Source: `{results['source']['table']}`, {results['source']['rows']:,} rows, "
+             f"{results['source']['files']} files, {results['source']['bytes'] / 2**20:.0f} MiB. Each build is the "
+             f"fastest of {cfg['rounds']} rounds; every round builds the copy and then every layout (order rotated).",
+             "", "## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
 
-    The time covers the CREATE TABLE and the INSERT OVERWRITE (the SETs are free); the checks the
-    apply command adds afterwards (checksums, renames) are not part of it, and neither is the
-    copy's: both sides of the comparison only move data.
-    """
-    runner = SparkRunner(spark)
-    seconds = None
-    plan = write_plan(layout, table_bytes=runner.table_bytes(source))  # as `planner apply` sizes it
-    stages: list[Stage] = []
-    create = create_table_sql(layout, columns, target, dialect="spark")
-    fill = apply_statements(layout, columns, source, target, dialect="spark", rename=False, plan=plan)
-    digest = _digest([create, *fill])
-    # reused only when built by the same SQL: the layout, its write hints and the planner's emission
-    if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
-        _drop(runner, target)
-        seconds, stages = timed_fill(spark, runner, create, fill, block_bytes)
-        _mark_filled(runner, target, digest)
-    files, groups, size = footprint(spark, target)
-    return Built(target, seconds, files, groups, size, _partitions(spark, target), plan.describe(), tuple(stages))
+    def worst(fam: str) -> dict | None:
+        cands = [r for r in rows if r.get("order") == fam]  # the pick counts with its own ordering, too
+        return max(cands, key=lambda r: r["ratio"], default=None)
+
+    pick = next((r for r in rows if r["family"] == "pick"), None)
+    for name, r, target in (("the TPC-H pick ≤ 1.5× copy", pick, TARGETS["pick"]),
+                            ("any sort layout ≤ 1.5× copy", worst("sort"), TARGETS["sort"]),
+                            ("any z-ordered or Hilbert layout ≤ 2× copy", worst("curve"), TARGETS["curve"])):
+        if r is None:
+            continue
+        lines.append(f"| {name} | {r['ratio']:.2f}× (`li_{r['key']}`: {r['best'].seconds:.1f} s vs "
+                     f"{copy['best'].seconds:.1f} s; CPU {r['cpu_ratio']:.2f}×) | "
+                     f"{'**met**' if r['ratio'] <= target else '**missed**'} |")
+    lines.append(f"| statistics pass ≤ 1× count scan + sample | {stats['ratio']:.2f}× ({stats['best']['stats']:.1f} s vs "
+                 f"{stats['best']['count']:.1f} s + {stats['best']['sample']:.1f} s) | "
+                 f"{'**met**' if stats['ratio'] <= TARGETS['statistics'] else '**missed**'} |")
+    lines += ["", "## Builds", "",
+              "| layout | write plan | fastest s | ÷ copy | CPU s | CPU ÷ copy | runs s | parts / files / row groups | "
+              "stages of the fastest run |", "|---|---|---:|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        b = r["best"]
+        lines.append(f"| `li_{r['key']}` {r['label']} | {b.plan} | {b.seconds:.1f} | {r['ratio']:.2f}× | {b.cpu:.1f} | "
+                     f"{r['cpu_ratio']:.2f}× | {', '.join(f'{x:.1f}' for x in r['runs'])} | "
+                     f"{b.partitions} / {b.files} / {b.row_groups} | {_stages(b)} |")
+    lines += ["", "`stages`: Spark's stages of the fastest run, from the status store: tasks, submission to "
+              "completion, executor CPU seconds, shuffle written, bytes spilled to disk.", "",
+              "## Statistics pass (advise)", "",
+              f"`gather_stats` with no cache: {stats['best']['stats']:.2f} s (fastest of {cfg['rounds']}; runs "
+              f"{', '.join(f'{x:.2f}' for x in stats['runs']['stats'])}) against a full count scan "
+              f"{stats['best']['count']:.2f} s plus the Bernoulli sample query {stats['best']['sample']:.2f} s: "
+              f"**{stats['ratio']:.2f}×**. Its steps: " + ", ".join(f"{k} {v:.2f} s" for k, v in stats["steps"].items()) +
+              f". Re-run on an unchanged table (cached snapshot): {stats['cached']:.2f} s. Load average "
+              f"{stats['load']:.1f}.", ""]
+    if not micro["rows"]:
+        return "\n".join(lines + ["(No z-ordered layout among those built: no z-value micro-benchmark.)", ""])
+    lines += ["## Z-value micro-benchmark", "",
+              f"`SELECT sum(hash(v)) FROM (SELECT <expression> AS v FROM source)` on the {micro['layout']} layout "
+              f"(bounds per column: {micro['bounds']}), fastest of {cfg['rounds']}, load average {micro['load']:.1f}.",
+              "", "| expression | wall s | executor CPU s |", "|---|---:|---:|"]
+    for name, v in micro["rows"].items():
+        lines.append(f"| {name} | {v['seconds']:.2f} | {v['cpu']:.2f} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None) -> dict:
+    """Every figure of the report, on ``spark``: the layouts, the statistics pass, the z-value
+    micro-benchmark and ``rounds`` rounds of builds."""
+    started, loads = time.perf_counter(), [os.getloadavg()[0]]
+    if stamp is None:
+        stamp = lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)  # noqa: E731
+    src, specs, pick = layouts(spark, cfg, stamp)
+    stats = statistics_figure(spark, src.table, cfg.sample_rows, rounds, stats_cache)
+    stamp(f"statistics pass {stats['best']['stats']:.1f} s = {stats['ratio']:.2f}× (count + sample)")
+    curve = next((s.layout for s in specs if s.layout.order.method == "zorder"), None)
+    tree = next((s.layout for s in specs if s.layout.order.method == "tree"), None)
+    micro = curve_micro(spark, src.table, curve, rounds, tree) if curve is not None else {"rows": {}}
+    builds = build_rounds(spark, src, specs, cfg, rounds, stamp)
+    return {"config": {"scale": cfg.scale, "rounds": rounds}, "rows": summary(builds, specs, pick),
+            "statistics": stats, "micro": micro, "loads": loads + builds["loads"] + [os.getloadavg()[0]],
+            "seconds": time.perf_counter() - started, "spark": spark.version, "master": spark.sparkContext.master,
+            "driver_memory": spark.conf.get("spark.driver.memory", "?"),
+            "machine": f"{os.uname().machine}, {os.cpu_count()} cores", "command": command,
+            "source": {"table": src.table, "rows": src.stats.rows, "files": src.files, "bytes": src.bytes}}
+
+
+def main(argv=None) -> int:
+    from benchmarks import tpch_bench as tb
+    from hive_integration.spark.session import build_spark_session
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_build", description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--layouts", default=None, help="comma-separated layout keys (default: all)")
+    ap.add_argument("--master", default=None, help="e.g. spark://127.0.0.1:7077 (default local[2])")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for the session, e.g. spark.driver.memory=2g (repeatable; "
+                         "default: benchmarks.tpch_joins.session_conf, 4g at SF 1)")
+    ap.add_argument("--state-dir", default=None, help="default /tmp/planner-tpch-bench (shared with tpch_bench)")
+    ap.add_argument("--out", default=None, help="default benchmarks/results/tpch_build_sf<scale>.md")
+    args = ap.parse_args(argv)
+    state = Path(args.state_dir or "/tmp/planner-tpch-bench")
+    cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True,
+                    layouts=tuple(args.layouts.split(",")) if args.layouts else None)
+    out = Path(args.out or ROOT / "benchmarks" / "results" / f"tpch_build_sf{args.scale:g}.md")
+    from benchmarks.tpch_joins import (
+        session_conf,  # sized like the join benchmark: 4g at SF 1
+    )
+
+    conf = session_conf(args.scale) | dict(c.split("=", 1) for c in args.conf) | (
+        {"spark.master": args.master} if args.master else {})
+    spark = build_spark_session(state, app_name="tpch-build", conf=conf)
+    command = "python -m benchmarks.tpch_build " + " ".join(sys.argv[1:] if argv is None else argv)
+    try:
+        results = measure(spark, cfg, args.rounds, command, state / "stats-bench")
+    finally:
+        spark.stop()
+    text = report(results)
+    out.write_text(text, encoding="utf-8")
+    raw = {**results, "rows": [{**{k: v for k, v in r.items() if k != "best"},
+                                "best": dataclasses.asdict(r["best"])} for r in results["rows"]]}
+    out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    print(text)
+    print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    import sys
-
-    from benchmarks.build_bench import main
-
     sys.exit(main())
