@@ -1,17 +1,15 @@
-"""Build each layout as a table of its own, timed against a plain ``CREATE TABLE AS SELECT`` copy.
+"""Build a layout as a table of its own, timed against a plain ``CREATE TABLE AS SELECT`` copy.
 
 A layout is written exactly as ``planner apply`` writes it (``planner.emit``: ``CREATE TABLE …
 PARTITIONED BY (planner_pid)`` with the layout in TBLPROPERTIES, then the SETs and the
 ``INSERT OVERWRITE`` with the write plan ``planner apply`` picks for the source's size), only into
-``bench.li_<name>`` instead of a swap-in of the source, so every layout can be read side by side
-from one source table. The copy is ``CREATE TABLE bench.li_copy STORED AS PARQUET AS SELECT *``:
+``<db>.li_<name>`` instead of a swap-in of the source, so every layout can be read side by side
+from one source table. The copy is ``CREATE TABLE <db>.li_copy STORED AS PARQUET AS SELECT *``:
 what a user pays to rewrite the table without the planner. Both run under the same
 ``parquet.block.size`` as the source, so row groups hold about as many rows everywhere.
 
-Run on its own (``benchmarks.build_bench``: ``python -m benchmarks.tpch_build --scale 1``) it builds
-every TPC-H layout (and a Hilbert twin of every z-ordered one) three times, alternating with the
-copy, reports the fastest run of each with Spark's stage times, the statistics pass, and the
-z-value micro-benchmark.
+A build's time covers its CREATE TABLE and INSERT only (``Built.seconds``), with Spark's stages
+from the status store (``stages_of``); the benchmarks put builds in rounds (``benchmarks.harness``).
 """
 from __future__ import annotations
 
@@ -93,7 +91,7 @@ def stages_of(spark: SparkSession, into: list) -> Iterator[None]:
                               st.diskBytesSpilled()))
 
 
-def _drop(runner: SparkRunner, table: str) -> None:
+def drop_table(runner: SparkRunner, table: str) -> None:
     runner.execute(exp.Drop(tables=[table_expr(table, "spark")], kind="TABLE", exists=True).sql(dialect="spark"))
 
 
@@ -140,7 +138,7 @@ def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, 
     digest = _digest([sql])
     stages: list[Stage] = []
     if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
-        _drop(runner, target)
+        drop_table(runner, target)
         t = time.perf_counter()
         with stages_of(spark, stages):
             _with_block_size(spark, block_bytes, lambda: runner.execute(sql))
@@ -213,16 +211,9 @@ def build_layout(spark: SparkSession, layout: Layout, columns: Mapping[str, str]
     digest = _digest([create, *fill])
     # reused only when built by the same SQL: the layout, its write hints and the planner's emission
     if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
-        _drop(runner, target)
+        drop_table(runner, target)
         seconds, stages = timed_fill(spark, runner, create, fill, block_bytes)
         _mark_filled(runner, target, digest)
     files, groups, size = footprint(spark, target)
     return Built(target, seconds, files, groups, size, _partitions(spark, target), plan.describe(), tuple(stages))
 
-
-if __name__ == "__main__":
-    import sys
-
-    from benchmarks.build_bench import main
-
-    sys.exit(main())

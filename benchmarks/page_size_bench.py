@@ -11,13 +11,11 @@ and 500). Measured on every table, with Spark's scan metrics:
   where nothing is skipped;
 * the bytes on disk and the build time.
 
-Wall times are the fastest of ``--rounds`` rounds, tables in a rotated order each round. Every
-table's answers are compared with the table as loaded.
+Wall times are the fastest of ``--rounds`` rounds, tables in an order rotated from round to round
+(``benchmarks.harness``). Every table's answers are compared with the table as loaded.
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from dataclasses import replace
@@ -25,17 +23,28 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from benchmarks.tpch_bench import (
+from benchmarks.builds import build_layout
+from benchmarks.harness import (
+    Timings,
+    load_average,
+    markdown_table,
+    measure,
+    schedule,
+    stamped,
+    write_result,
+)
+from benchmarks.tpch_measure import measure_table
+from benchmarks.tpch_probe import probe_select, probes_for
+from benchmarks.tpch_setup import (
     TABLE,
     Config,
     heldout_model,
     load_source,
     prepare_workload,
+    result_file,
+    tpch_arguments,
     with_write_hints,
 )
-from benchmarks.tpch_build import build_layout
-from benchmarks.tpch_measure import _run, measure_table
-from benchmarks.tpch_probe import probe_select, probes_for
 from planner.costmodel.cost import CostModel
 from planner.semantics.types import kind_of_type
 
@@ -43,80 +52,85 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = (20_000, 5_000, 1_000, 500)
 
 
+def run(spark, cfg: Config, rounds: int, log, pages=PAGES) -> dict:
+    """The Q6 pick written with each of ``pages`` rows per page, measured in ``rounds`` rounds."""
+    src = load_source(spark, cfg, log)
+    wr = prepare_workload("q6", cfg, src.columns, src.stats, src.params, log)
+    layout = replace(wr.allow.result.best.layout, table=TABLE)
+    hinted = with_write_hints(layout, CostModel(wr.analysis, src.stats, src.params), cfg.row_group_bytes)
+    held, _ = heldout_model(wr, src.columns, src.stats, src.params, [wr.analysis])
+    kinds = {c: kind_of_type(t) for c, t in src.columns.items()}
+    probes = probes_for(held.queries, TABLE, src.columns, kinds)
+    reference = measure_table(spark, src.table, None, src.columns, probes, set(), log)
+    tables = []
+    for page in pages:
+        lay = replace(hinted, meta=tuple((dict(hinted.meta) | {"page_rows": page}).items()))
+        target = f"{cfg.db}.li_pages_{page}"
+        built = build_layout(spark, lay, src.columns, src.table, target, cfg.row_group_bytes, reuse=False)
+        log(f"built {target} in {built.seconds:.1f} s: {built.bytes / 2**20:.1f} MiB")
+        measured = measure_table(spark, target, lay, src.columns, probes, set(range(len(probes))), log)
+        wrong = sum(r.answer != a.answer for r, a in zip(measured.results, reference.results))
+        tables.append({"page": page, "table": target, "built": built, "run": measured, "wrong": wrong})
+    full_sql = {t["table"]: probe_select(t["table"], exp.true(), tuple(src.columns)).sql(dialect="spark")
+                for t in tables}
+    timings = Timings()
+    by_table = {t["table"]: t for t in tables}
+    for r, _, table in schedule(list(by_table), rounds):
+        timings.add(("probes", table), sum(measure(spark, sql).seconds for sql in by_table[table]["run"].by_sql),
+                    round=r)
+        timings.time(("full", table), lambda: measure(spark, full_sql[table]), round=r)
+        if table == list(by_table)[-1]:
+            log(f"round {r + 1}/{rounds} done")
+    for t in tables:
+        t["probe_s"] = timings.seconds(("probes", t["table"]))
+        t["full_s"] = timings.seconds(("full", t["table"]))
+    return {"workload": wr, "layout": layout, "tables": tables, "reference": reference}
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.page_size_bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--state-dir", default=str(ROOT / ".planner" / "bench1"))
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "page_size_sf1.md"))
-    args = ap.parse_args(argv)
     from hive_integration.spark.session import build_spark_session
 
+    args = tpch_arguments("benchmarks.page_size_bench", __doc__, "page_size_sf{scale}.md",
+                          state_dir=str(ROOT / ".planner" / "bench1")).parse_args(argv)
     cfg = replace(Config(scale=args.scale, state_dir=Path(args.state_dir)), reuse=True, workloads=("q6",))
     spark = build_spark_session(cfg.state_dir, app_name="page-size-bench")
     started = time.perf_counter()
-    load = os.getloadavg()
-    log = lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)  # noqa: E731
+    load = load_average()
     try:
-        src = load_source(spark, cfg, log)
-        wr = prepare_workload("q6", cfg, src.columns, src.stats, src.params, log)
-        layout = replace(wr.allow.result.best.layout, table=TABLE)
-        hinted = with_write_hints(layout, CostModel(wr.analysis, src.stats, src.params), cfg.row_group_bytes)
-        held, _ = heldout_model(wr, src.columns, src.stats, src.params, [wr.analysis])
-        kinds = {c: kind_of_type(t) for c, t in src.columns.items()}
-        probes = probes_for(held.queries, TABLE, src.columns, kinds)
-        reference = measure_table(spark, src.table, None, src.columns, probes, set(), log)
-        answers = [(r.n, r.h) for r in reference.results]
-        tables = []
-        for page in PAGES:
-            lay = replace(hinted, meta=tuple((dict(hinted.meta) | {"page_rows": page}).items()))
-            target = f"{cfg.db}.li_pages_{page}"
-            built = build_layout(spark, lay, src.columns, src.table, target, cfg.row_group_bytes, reuse=False)
-            log(f"built {target} in {built.seconds:.1f} s: {built.bytes / 2**20:.1f} MiB")
-            run = measure_table(spark, target, lay, src.columns, probes, set(range(len(probes))), log)
-            wrong = sum((r.n, r.h) != a for r, a in zip(run.results, answers))
-            tables.append({"page": page, "table": target, "built": built, "run": run, "wrong": wrong,
-                           "probe_s": [], "full_s": []})
-        full_sql = {t["table"]: probe_select(t["table"], exp.true(), tuple(src.columns)).sql(dialect="spark")
-                    for t in tables}
-        for r in range(args.rounds):
-            shift = r % len(tables)
-            for t in tables[shift:] + tables[:shift]:
-                t["probe_s"].append(sum(_run(spark, sql, t["table"])[0] for sql in t["run"].by_sql))
-                t["full_s"].append(_run(spark, full_sql[t["table"]], t["table"])[0])
-            log(f"round {r + 1}/{args.rounds} done")
+        result = run(spark, cfg, args.rounds, stamped())
     finally:
         spark.stop()
-    write(Path(args.out), args, wr, layout, tables, reference, load, time.perf_counter() - started)
+    text = report(result, args.scale, args.rounds, load, time.perf_counter() - started)
+    print(text)
+    out = result_file(args)
+    for path in write_result(out.stem, text, out_dir=out.parent):
+        print(f"wrote {path}")
     return 0
 
 
-def write(out: Path, args, wr, layout, tables, reference, load, seconds) -> None:
+def report(result: dict, scale: float, rounds: int, load: float, seconds: float) -> str:
+    wr, layout, tables, reference = result["workload"], result["layout"], result["tables"], result["reference"]
     lb = sum(r.n for r in reference.results)
     base = tables[0]
     lines = [
-        f"# Parquet page size: what it buys and costs on Spark (SF {args.scale:g})", "",
-        f"Reproduce: `.venv/bin/python -m benchmarks.page_size_bench --scale {args.scale:g} --rounds {args.rounds}` "
-        f"({seconds / 60:.0f} min; load average {load[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end).", "",
+        f"# Parquet page size: what it buys and costs on Spark (SF {scale:g})", "",
+        f"Reproduce: `.venv/bin/python -m benchmarks.page_size_bench --scale {scale:g} --rounds {rounds}` "
+        f"({seconds / 60:.0f} min; load average {load:.1f} at the start, {load_average():.1f} at the end).", "",
         f"Layout: the Q6 pick with regressions allowed, `{layout.describe()}`, written by the planner's INSERT "
         f"with only `parquet.page.row.count.limit` changed. Measured: the {len(reference.results)} held-out Q6 "
         f"probes (seed {wr.generator_seeds[1]}; they match {lb / 1e6:.2f}M rows), and a full scan of every column. "
-        f"Wall times: fastest of {args.rounds} rounds.", "",
-        "| page rows | rows read (Q6 probes) | read ÷ matching | MiB on disk | vs 20,000 | build s | probes s (fastest) "
-        "| full scan s (fastest) | wrong answers |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for t in tables:
-        rows = sum(r.rows for r in t["run"].results)
-        size = t["built"].bytes
-        lines.append(f"| {t['page']:,} | {rows / 1e6:.2f}M | {rows / max(lb, 1):.2f} | {size / 2**20:.1f} | "
-                     f"{size / base['built'].bytes - 1:+.1%} | {t['built'].seconds:.1f} | {min(t['probe_s']):.1f} | "
-                     f"{min(t['full_s']):.1f} | {t['wrong']} |")
-    lines += ["", f"On the table as loaded (tpchgen order, Parquet's default pages) the probes read "
-                  f"{sum(r.rows for r in reference.results) / 1e6:.2f}M rows.", ""]
-    out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    print(f"wrote {out}")
+        f"Wall times: fastest of {rounds} rounds.", "",
+        *markdown_table(
+            ["page rows", "rows read (Q6 probes)", "read ÷ matching", "MiB on disk", "vs 20,000", "build s",
+             "probes s (fastest)", "full scan s (fastest)", "wrong answers"],
+            ([f"{t['page']:,}", f"{sum(r.rows for r in t['run'].results) / 1e6:.2f}M",
+              f"{sum(r.rows for r in t['run'].results) / max(lb, 1):.2f}", f"{t['built'].bytes / 2**20:.1f}",
+              f"{t['built'].bytes / base['built'].bytes - 1:+.1%}", f"{t['built'].seconds:.1f}",
+              f"{min(t['probe_s']):.1f}", f"{min(t['full_s']):.1f}", t["wrong"]] for t in tables),
+            align="r" * 9),
+        "", f"On the table as loaded (tpchgen order, Parquet's default pages) the probes read "
+            f"{sum(r.rows for r in reference.results) / 1e6:.2f}M rows.", ""]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -3,63 +3,49 @@
     .venv/bin/python -m benchmarks.tpch_build [--scale 1] [--rounds 3] [--layouts tpch_pick,zorder4,zorder4_h]
                                               [--master spark://host:port] [--state-dir DIR] [--out FILE]
 
-1. TPC-H lineitem as in ``benchmarks.tpch_bench`` (same data, table, row-group size and state
-   directory, so either benchmark reuses the other's data), and the TPC-H workload's advice on
-   its advise half: every layout ``tpch_bench`` builds, plus a Hilbert twin of each z-ordered one;
+1. the shared TPC-H set-up (``benchmarks.tpch_setup``: same data, table, row-group size and state
+   directory as ``benchmarks.tpch_bench``, so either benchmark reuses the other's data), and the
+   TPC-H workload's advice on its advise half: every layout ``tpch_bench`` builds, plus a Hilbert
+   twin of each z-ordered one;
 2. the statistics pass (``gather_stats`` with no cache) against a full count scan plus the sample
-   query it used to run, the fastest of ``rounds`` alternating runs; then the cached re-run;
+   query it used to run, in rounds (``benchmarks.harness``: the order rotated, the fastest run
+   counts); then the cached re-run;
 3. the z-value and Hilbert value against the linear CASE they replace, and the partition CASE,
-   each as ``SELECT sum(hash(<expr>))`` over the source (the fastest of ``rounds``);
-4. ``rounds`` rounds, each building the CTAS copy and then every layout (in a rotated order),
-   with the planner's SQL and write plan; a layout's figure is its fastest run over the copy's
-   fastest, next to Spark's stage times of that run (submission to completion, executor CPU).
+   each as ``SELECT sum(hash(<expr>))`` over the source, in rounds;
+4. ``rounds`` rounds, each building the CTAS copy and every layout (in an order rotated from round
+   to round), with the planner's SQL and write plan (``benchmarks.builds``); a layout's figure is
+   its fastest run over the copy's fastest, next to Spark's stage times of that run (submission to
+   completion, executor CPU).
 
-Wall times on a shared machine are noisy: the load average is recorded with every figure, and the
+Wall times on a shared machine are noisy: the load average is recorded with every run, and the
 executor CPU seconds (less sensitive to other processes) are shown next to them.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from sqlglot import exp
 
-from benchmarks.tpch_build import Built, Stage, build_copy, build_layout, stages_of
+from benchmarks.builds import Built, Stage, build_copy, build_layout, stages_of
+from benchmarks.harness import (
+    RESULTS,
+    Timings,
+    default_first,
+    load_average,
+    markdown_table,
+    reproduce,
+    schedule,
+    stamped,
+    write_result,
+)
+from benchmarks.tpch_setup import Config, layouts_with_twins, result_file, session_conf, tpch_arguments
 from planner.model.layout import Layout
 
-ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"pick": 1.5, "sort": 1.5, "curve": 2.0, "statistics": 1.0}
-
-
-# ---- the layouts -------------------------------------------------------------------------------
-def layouts(spark, cfg, stamp) -> tuple[object, list, str]:
-    """(source, specs with write hints, the pick's key): ``tpch_bench``'s layouts + Hilbert twins."""
-    from benchmarks import tpch_bench as tb
-    from planner.costmodel.cost import CostModel
-
-    src = tb.load_source(spark, cfg, stamp)
-    run = tb.prepare_workload("tpch", cfg, src.columns, src.stats, src.params, stamp)
-    everything, _ = tb.choose_layouts(dataclasses.replace(cfg, workloads=("tpch",)), {"tpch": run}, src.stats)
-    pick = next(s for s in everything if s.key == "tpch_pick" or "tpch pick" in s.aliases)  # as tpch_bench names it
-    model = CostModel(run.analysis, src.stats, src.params)
-    specs = []
-    for s in everything:
-        if s.layout is None:
-            continue
-        s.layout = tb.with_write_hints(s.layout, model, cfg.row_group_bytes)
-        specs.append(s)
-        if s.layout.order.method == "zorder":
-            twin = replace(s.layout, order=replace(s.layout.order, method="hilbert"))
-            specs.append(tb.Spec(f"{s.key}_h", s.label.replace("zorder(", "hilbert("), s.family, twin))
-    if cfg.layouts is not None:
-        specs = [s for s in specs if s.key in cfg.layouts or s.key == pick.key]
-    return src, specs, pick.key
 
 
 def family(layout: Layout) -> str:
@@ -70,36 +56,34 @@ def family(layout: Layout) -> str:
 
 # ---- the statistics pass -----------------------------------------------------------------------
 def statistics_figure(spark, table: str, sample_rows: int, rounds: int, cache_dir: Path) -> dict:
-    """``gather_stats`` (no cache) against a count scan plus the old Bernoulli sample, alternating."""
+    """``gather_stats`` (no cache) against a count scan plus the old Bernoulli sample, in rounds."""
     import shutil
 
     from hive_integration.spark.statistics_pass import gather_stats
 
     rows = spark.table(table).count()
     fraction = min(1.0, sample_rows * 1.1 / max(rows, 1))
-    runs: dict[str, list] = {"stats": [], "count": [], "sample": []}
-    steps = []
-    for _ in range(rounds):
-        timings: dict = {}
-        t = time.perf_counter()
-        gather_stats(spark, table, sample_rows=sample_rows, timings=timings)
-        runs["stats"].append(time.perf_counter() - t)
-        steps.append(timings)
-        t = time.perf_counter()
-        spark.table(table).count()
-        runs["count"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        spark.table(table).sample(False, fraction, 7).limit(sample_rows).toArrow()
-        runs["sample"].append(time.perf_counter() - t)
+
+    def stats() -> dict:
+        steps: dict = {}
+        gather_stats(spark, table, sample_rows=sample_rows, timings=steps)
+        return steps
+
+    setups = {"stats": stats, "count": lambda: spark.table(table).count(),
+              "sample": lambda: spark.table(table).sample(False, fraction, 7).limit(sample_rows).toArrow()}
+    timings = Timings()
+    for r, _, key in schedule(list(setups), rounds):
+        timings.time(key, setups[key], round=r)
     shutil.rmtree(cache_dir, ignore_errors=True)
     gather_stats(spark, table, sample_rows=sample_rows, cache_dir=cache_dir)  # fills the cache
     cached: dict = {}
     gather_stats(spark, table, sample_rows=sample_rows, cache_dir=cache_dir, timings=cached)
-    best = {k: min(v) for k, v in runs.items()}
-    fastest = steps[runs["stats"].index(best["stats"])]
-    return {"runs": runs, "best": best, "ratio": best["stats"] / (best["count"] + best["sample"]),
+    best = {k: timings.fastest(k).seconds for k in setups}
+    fastest = timings.fastest("stats").value
+    return {"runs": {k: timings.seconds(k) for k in setups}, "best": best,
+            "ratio": best["stats"] / (best["count"] + best["sample"]),
             "steps": {k: v for k, v in fastest.items() if isinstance(v, float)}, "cached": cached["total"],
-            "load": os.getloadavg()[0]}
+            "load": load_average()}
 
 
 # ---- the z-value micro-benchmark ---------------------------------------------------------------
@@ -168,39 +152,41 @@ def curve_micro(spark, table: str, layout: Layout, rounds: int, tree: Layout | N
     for key, value in SPARK_SETTINGS:
         spark.conf.set(key, value)
     queries = curve_expressions(layout) | (tree_expressions(tree) if tree is not None else {})
-    for _ in range(rounds):
-        for name, q in queries.items():
-            stages: list[Stage] = []
-            t = time.perf_counter()
-            with stages_of(spark, stages):
-                spark.sql(q.format(t=table)).collect()
-            wall, cpu = time.perf_counter() - t, sum(s.cpu for s in stages)
-            best = out["rows"].get(name)
-            if best is None or wall < best["seconds"]:
-                out["rows"][name] = {"seconds": wall, "cpu": cpu}
+
+    def cpu_of(q: str) -> float:
+        stages: list[Stage] = []
+        with stages_of(spark, stages):
+            spark.sql(q.format(t=table)).collect()
+        return sum(s.cpu for s in stages)
+
+    timings = Timings()
+    for r, _, name in schedule(list(queries), rounds):
+        timings.time(name, lambda: cpu_of(queries[name]), round=r)
+    for name in queries:
+        best = timings.fastest(name)
+        out["rows"][name] = {"seconds": best.seconds, "cpu": best.value}
     for key, _ in SPARK_SETTINGS:
         spark.conf.unset(key)
-    out["load"] = os.getloadavg()[0]
+    out["load"] = load_average()
     return out
 
 
 # ---- the builds --------------------------------------------------------------------------------
 def build_rounds(spark, src, specs, cfg, rounds: int, stamp) -> dict:
-    db = cfg.db
-    runs: dict[str, list[Built]] = {"copy": []}
-    loads: list[float] = []
-    for r in range(rounds):
-        order = specs[r % len(specs):] + specs[:r % len(specs)] if specs else []
-        loads.append(os.getloadavg()[0])
-        b = build_copy(spark, src.table, f"{db}.li_copy", cfg.row_group_bytes)
-        runs["copy"].append(b)
-        stamp(f"round {r + 1}: copy {b.seconds:.1f} s (cpu {b.cpu:.1f} s)")
-        for s in order:
-            b = build_layout(spark, s.layout, src.columns, src.table, f"{db}.li_{s.key}", cfg.row_group_bytes)
-            runs.setdefault(s.key, []).append(b)
-            stamp(f"round {r + 1}: {s.key} {b.seconds:.1f} s (cpu {b.cpu:.1f} s, {b.files} files, {b.plan})")
-    loads.append(os.getloadavg()[0])
-    return {"runs": runs, "loads": loads}
+    """``rounds`` rounds of the copy and every layout, their order rotated from round to round."""
+    by_key = {s.key: s for s in specs}
+    timings = Timings()
+    for r, _, key in schedule(["copy", *by_key], rounds):
+        if key == "copy":
+            b = build_copy(spark, src.table, f"{cfg.db}.li_copy", cfg.row_group_bytes)
+            stamp(f"round {r + 1}: copy {b.seconds:.1f} s (cpu {b.cpu:.1f} s)")
+        else:
+            b = build_layout(spark, by_key[key].layout, src.columns, src.table, f"{cfg.db}.li_{key}",
+                             cfg.row_group_bytes)
+            stamp(f"round {r + 1}: {key} {b.seconds:.1f} s (cpu {b.cpu:.1f} s, {b.files} files, {b.plan})")
+        timings.add(key, b.seconds, round=r, value=b)
+    runs = {key: [run.value for run in timings.of(key)] for key in ["copy", *by_key]}
+    return {"runs": runs, "loads": [run.load for run in timings.runs]}
 
 
 def summary(builds: dict, specs, pick: str) -> list[dict]:
@@ -242,7 +228,8 @@ def report(results: dict) -> str:
              "noisy; executor CPU seconds are shown next to them).", "",
              f"Source: `{results['source']['table']}`, {results['source']['rows']:,} rows, "
              f"{results['source']['files']} files, {results['source']['bytes'] / 2**20:.0f} MiB. Each build is the "
-             f"fastest of {cfg['rounds']} rounds; every round builds the copy and then every layout (order rotated).",
+             f"fastest of {cfg['rounds']} rounds; every round builds the copy and every layout, in an order rotated from "
+             "round to round.",
              "", "## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
 
     def worst(fam: str) -> dict | None:
@@ -261,14 +248,14 @@ def report(results: dict) -> str:
     lines.append(f"| statistics pass ≤ 1× count scan + sample | {stats['ratio']:.2f}× ({stats['best']['stats']:.1f} s vs "
                  f"{stats['best']['count']:.1f} s + {stats['best']['sample']:.1f} s) | "
                  f"{'**met**' if stats['ratio'] <= TARGETS['statistics'] else '**missed**'} |")
-    lines += ["", "## Builds", "",
-              "| layout | write plan | fastest s | ÷ copy | CPU s | CPU ÷ copy | runs s | parts / files / row groups | "
-              "stages of the fastest run |", "|---|---|---:|---:|---:|---:|---|---|---|"]
-    for r in rows:
-        b = r["best"]
-        lines.append(f"| `li_{r['key']}` {r['label']} | {b.plan} | {b.seconds:.1f} | {r['ratio']:.2f}× | {b.cpu:.1f} | "
-                     f"{r['cpu_ratio']:.2f}× | {', '.join(f'{x:.1f}' for x in r['runs'])} | "
-                     f"{b.partitions} / {b.files} / {b.row_groups} | {_stages(b)} |")
+    lines += ["", "## Builds", "", *markdown_table(
+        ["layout", "write plan", "fastest s", "÷ copy", "CPU s", "CPU ÷ copy", "runs s", "parts / files / row groups",
+         "stages of the fastest run"],
+        ([f"`li_{r['key']}` {r['label']}", r["best"].plan, f"{r['best'].seconds:.1f}", f"{r['ratio']:.2f}×",
+          f"{r['best'].cpu:.1f}", f"{r['cpu_ratio']:.2f}×", ", ".join(f"{x:.1f}" for x in r["runs"]),
+          f"{r['best'].partitions} / {r['best'].files} / {r['best'].row_groups}", _stages(r["best"])]
+         for r in default_first(rows, lambda r: r["family"] == "pick")),
+        align="llrrrrlll")]
     lines += ["", "`stages`: Spark's stages of the fastest run, from the status store: tasks, submission to "
               "completion, executor CPU seconds, shuffle written, bytes spilled to disk.", "",
               "## Statistics pass (advise)", "",
@@ -293,10 +280,9 @@ def report(results: dict) -> str:
 def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None) -> dict:
     """Every figure of the report, on ``spark``: the layouts, the statistics pass, the z-value
     micro-benchmark and ``rounds`` rounds of builds."""
-    started, loads = time.perf_counter(), [os.getloadavg()[0]]
-    if stamp is None:
-        stamp = lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)  # noqa: E731
-    src, specs, pick = layouts(spark, cfg, stamp)
+    started, loads = time.perf_counter(), [load_average()]
+    stamp = stamp or stamped()
+    src, specs, pick = layouts_with_twins(spark, cfg, stamp)
     stats = statistics_figure(spark, src.table, cfg.sample_rows, rounds, stats_cache)
     stamp(f"statistics pass {stats['best']['stats']:.1f} s = {stats['ratio']:.2f}× (count + sample)")
     curve = next((s.layout for s in specs if s.layout.order.method == "zorder"), None)
@@ -304,7 +290,7 @@ def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None
     micro = curve_micro(spark, src.table, curve, rounds, tree) if curve is not None else {"rows": {}}
     builds = build_rounds(spark, src, specs, cfg, rounds, stamp)
     return {"config": {"scale": cfg.scale, "rounds": rounds}, "rows": summary(builds, specs, pick),
-            "statistics": stats, "micro": micro, "loads": loads + builds["loads"] + [os.getloadavg()[0]],
+            "statistics": stats, "micro": micro, "loads": loads + builds["loads"] + [load_average()],
             "seconds": time.perf_counter() - started, "spark": spark.version, "master": spark.sparkContext.master,
             "driver_memory": spark.conf.get("spark.driver.memory", "?"),
             "machine": f"{os.uname().machine}, {os.cpu_count()} cores", "command": command,
@@ -312,44 +298,38 @@ def measure(spark, cfg, rounds: int, command: str, stats_cache: Path, stamp=None
 
 
 def main(argv=None) -> int:
-    from benchmarks import tpch_bench as tb
     from hive_integration.spark.session import build_spark_session
 
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_build", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = tpch_arguments("benchmarks.tpch_build", __doc__, "tpch_build_sf{scale}.md")
     ap.add_argument("--layouts", default=None, help="comma-separated layout keys (default: all)")
     ap.add_argument("--master", default=None, help="e.g. spark://127.0.0.1:7077 (default local[2])")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting for the session, e.g. spark.driver.memory=2g (repeatable; "
-                         "default: benchmarks.tpch_joins.session_conf, 4g at SF 1)")
-    ap.add_argument("--state-dir", default=None, help="default /tmp/planner-tpch-bench (shared with tpch_bench)")
-    ap.add_argument("--out", default=None, help="default benchmarks/results/tpch_build_sf<scale>.md")
+                         "default: benchmarks.tpch_setup.session_conf, 4g at SF 1)")
     args = ap.parse_args(argv)
-    state = Path(args.state_dir or "/tmp/planner-tpch-bench")
-    cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True,
-                    layouts=tuple(args.layouts.split(",")) if args.layouts else None)
-    out = Path(args.out or ROOT / "benchmarks" / "results" / f"tpch_build_sf{args.scale:g}.md")
-    from benchmarks.tpch_joins import (
-        session_conf,  # sized like the join benchmark: 4g at SF 1
-    )
-
+    state = Path(args.state_dir)
+    cfg = Config(scale=args.scale, state_dir=state, reuse=True,
+                 layouts=tuple(args.layouts.split(",")) if args.layouts else None)
     conf = session_conf(args.scale) | dict(c.split("=", 1) for c in args.conf) | (
         {"spark.master": args.master} if args.master else {})
     spark = build_spark_session(state, app_name="tpch-build", conf=conf)
-    command = "python -m benchmarks.tpch_build " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        results = measure(spark, cfg, args.rounds, command, state / "stats-bench")
+        results = measure(spark, cfg, args.rounds, reproduce("benchmarks.tpch_build", argv), state / "stats-bench")
     finally:
         spark.stop()
     text = report(results)
-    out.write_text(text, encoding="utf-8")
+    print(text)
+    for path in write(results, text, result_file(args)):
+        print(f"wrote {path}")
+    return 0
+
+
+def write(results: dict, text: str, out: Path | None = None) -> list[Path]:
+    """The report and the raw figures, as ``tpch_build_sf<scale>.md`` and ``.json`` (or ``out``)."""
+    out = out or RESULTS / f"tpch_build_sf{results['config']['scale']:g}.md"
     raw = {**results, "rows": [{**{k: v for k, v in r.items() if k != "best"},
                                 "best": dataclasses.asdict(r["best"])} for r in results["rows"]]}
-    out.with_suffix(".json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
-    print(text)
-    print(f"wrote {out}")
-    return 0
+    return write_result(out.stem, text, raw, out.parent)
 
 
 if __name__ == "__main__":

@@ -3,21 +3,21 @@
 Two phases, so that load from other processes on the machine falls on every layout alike:
 
 1. ``measure_table``, per table: one read of every column of every file (OS cache and JIT warm),
-   then every distinct probe once. Rows, bytes, files and partitions come from
-   ``hive_integration.spark.metrics.run_measured`` (Spark's own scan metrics), with the probe's
-   ``(count, checksum)`` answer. This pass also warms the table for the timed runs.
+   then every distinct probe once. Rows, bytes, files and partitions are Spark's own scan metrics
+   (``benchmarks.harness.measure``), with the probe's ``(count, checksum)`` answer. This pass also
+   warms the table for the timed runs.
 2. ``time_round``, ``runs`` times: query by query through the timed subset, each probe runs on
-   every table back to back (the table order rotated per probe and round), so that a burst of
-   load elsewhere on the machine hits all layouts of a query alike rather than whichever table
-   happened to be timed then. A probe's wall time is the median of its ``runs`` timed runs; the
-   scan metrics of every run are checked against the first pass.
+   every table back to back (``benchmarks.harness.schedule``: the table order rotated per probe
+   and round), so that a burst of load elsewhere on the machine hits all layouts of a query alike
+   rather than whichever table happened to be timed then. A probe's wall time is the fastest of
+   its timed runs, each recorded with the load average; the scan metrics and answer of every run
+   are checked against the first pass.
 
 Probes whose SQL is identical on a table (a template with no lineitem predicate, e.g. every Q18)
 run once per pass and share their figures.
 """
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
@@ -25,8 +25,8 @@ from typing import Callable, Mapping, Sequence
 from pyspark.sql import SparkSession
 from sqlglot import exp
 
+from benchmarks.harness import Answer, measure, schedule
 from benchmarks.tpch_probe import Probe, probe_select
-from hive_integration.spark.metrics import run_measured
 from planner.model.layout import Layout
 from planner.rewrite.query_rewrite import rewrite_query
 
@@ -42,10 +42,16 @@ class ProbeResult:
     first: float  # seconds of the metrics pass (the first run on a warm table)
     seconds: list[float] = field(default_factory=list)  # the timed runs (probes of the timed subset only)
     partitions_listed: int = 0  # partitions the rewrite kept (catch-all included); 0: not rewritten
+    loads: list[float] = field(default_factory=list)  # the load average of each timed run
+
+    @property
+    def answer(self) -> tuple[int, int | None]:
+        return self.n, self.h
 
     @property
     def wall(self) -> float:
-        return statistics.median(self.seconds) if self.seconds else self.first
+        """The fastest timed run (the metrics pass when the probe was not timed)."""
+        return min(self.seconds) if self.seconds else self.first
 
 
 @dataclass
@@ -72,16 +78,30 @@ def probe_sql(probe: Probe, table: str, layout: Layout | None, columns: Mapping[
     return sql, (len(notes[0].partitions_read) if notes and notes[0].rewritten else 0)
 
 
-def _run(spark: SparkSession, sql: str, table: str) -> tuple[float, tuple, tuple]:
-    t = time.perf_counter()
-    rows, scans = run_measured(spark, sql)
-    seconds = time.perf_counter() - t
-    mine = [s for s in scans if s.table == table.lower()]
+@dataclass(frozen=True)
+class ProbeRun:
+    """One run of a probe on a table: its wall time, its ``(count, checksum)`` answer, and what the
+    table's one scan read ``(rows, bytes, files, partitions)``."""
+
+    seconds: float
+    answer: tuple[int, int | None]
+    read: tuple[int, int, int, int | None]
+    load: float
+
+
+def run_probe(spark: SparkSession, sql: str, table: str) -> ProbeRun:
+    m = measure(spark, sql)
+    mine = m.scans_of(table)
     if len(mine) != 1:
-        raise RuntimeError(f"expected one scan of {table} in the probe, Spark reports {scans}")
-    s = mine[0]
-    answer = (int(rows[0]["n"]), None if len(rows[0]) < 2 or rows[0][1] is None else int(rows[0][1]))
-    return seconds, answer, (s.rows, s.bytes, s.files, s.partitions)
+        raise RuntimeError(f"expected one scan of {table} in the probe, Spark reports {m.scans}")
+    s, row = mine[0], m.rows[0]
+    answer = (int(row["n"]), None if len(row) < 2 or row[1] is None else int(row[1]))
+    return ProbeRun(m.seconds, answer, (s.rows, s.bytes, s.files, s.partitions), m.load)
+
+
+def full_scan_answer(spark: SparkSession, table: str, columns: Sequence[str]) -> Answer:
+    """Reads every column of every file of ``table`` once (warms the OS cache and the JIT)."""
+    return measure(spark, probe_select(table, exp.true(), tuple(columns)).sql(dialect="spark")).answer
 
 
 def measure_table(spark: SparkSession, table: str, layout: Layout | None, columns: Mapping[str, str],
@@ -99,12 +119,12 @@ def measure_table(spark: SparkSession, table: str, layout: Layout | None, column
         members.setdefault(sql, []).append(i)
         listed[sql] = kept
     if warm_up:
-        run_measured(spark, probe_select(table, exp.true(), tuple(columns)).sql(dialect="spark"))
+        full_scan_answer(spark, table, list(columns))
     results: list[ProbeResult | None] = [None] * len(probes)
     by_sql: dict[str, ProbeResult] = {}
     for k, (sql, idx) in enumerate(members.items()):
-        seconds, (n, h), (rows, size, files, parts) = _run(spark, sql, table)
-        by_sql[sql] = res = ProbeResult(n, h, rows, size, files, parts, seconds, [], listed[sql])
+        run = run_probe(spark, sql, table)
+        by_sql[sql] = res = ProbeResult(*run.answer, *run.read, run.seconds, [], listed[sql])
         for i in idx:
             results[i] = res
         if log and (k + 1) % 20 == 0:
@@ -124,16 +144,15 @@ def time_round(spark: SparkSession, runs: Sequence[TableRun], round_no: int = 0)
     started = time.perf_counter()
     done: set[tuple[str, str]] = set()
     timed = sorted({i for r in runs for i in r.timed})
-    for k, i in enumerate(timed):
-        shift = (round_no + k) % len(runs)
-        for run in list(runs[shift:]) + list(runs[:shift]):
-            sql = run.sql[i]
-            if i not in run.timed or (run.table, sql) in done:
-                continue
-            done.add((run.table, sql))
-            res = run.by_sql[sql]
-            seconds, answer, metrics = _run(spark, sql, run.table)
-            res.seconds.append(seconds)
-            if metrics != (res.rows, res.bytes, res.files, res.partitions) or answer != (res.n, res.h):
-                run.unstable.append(sql)
+    for _, i, run in schedule(list(runs), 1, timed, start=round_no):
+        sql = run.sql[i]
+        if i not in run.timed or (run.table, sql) in done:
+            continue
+        done.add((run.table, sql))
+        res = run.by_sql[sql]
+        again = run_probe(spark, sql, run.table)
+        res.seconds.append(again.seconds)
+        res.loads.append(again.load)
+        if again.read != (res.rows, res.bytes, res.files, res.partitions) or again.answer != res.answer:
+            run.unstable.append(sql)
     return time.perf_counter() - started

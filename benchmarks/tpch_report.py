@@ -9,43 +9,24 @@ loaded):
     read / LB       Σ read / Σ match
     regressions     held-out queries whose scans read > 1.2 × what they read on the table as loaded
     est. error      Σ estimated / Σ read − 1, and the share of queries estimated within 10 %
-    wall            Σ over the timed queries of Σ over their scans of the median of the warm runs
+    wall            Σ over the timed queries of Σ over their scans of the fastest warm run
     speedup         wall(table as loaded) / wall(layout), on the same timed queries
     rank corr.      Spearman's ρ between estimated and measured Σ read across the layouts
 """
 from __future__ import annotations
 
-import json
 import platform
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.harness import default_first, markdown_table, spearman, write_result
 from benchmarks.tpch_plots import plots
 
 GUARD = 1.2
 TARGETS = {"q6_skip": 0.9, "adhoc_skip": 0.6, "regressions": 0, "tpch_read_over_lb": 1.06, "est_error": 0.10,
            "amoeba_paper_skip": 0.80}
-
-
-def spearman(x, y) -> float:
-    """Spearman's rank correlation with average ranks for ties (no SciPy needed)."""
-    def ranks(v):
-        v = np.asarray(v, dtype=float)
-        order = v.argsort(kind="mergesort")
-        r = np.empty(len(v))
-        r[order] = np.arange(len(v), dtype=float)
-        for val in np.unique(v):
-            same = v == val
-            r[same] = r[same].mean()
-        return r
-    if len(x) < 3:
-        return float("nan")
-    rx, ry = ranks(x), ranks(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 # ---- the numbers --------------------------------------------------------------------------------
@@ -73,7 +54,7 @@ def summarise(results: dict) -> dict:
             read = np.array([r.rows for r in res], dtype=float)
             est = np.array(entry["estimated"], dtype=float)
             denom = float((T - match).sum())
-            wrong = sum(1 for a, b in zip(res, now) if (a.n, a.h) != (b.n, b.h))
+            wrong = sum(1 for a, b in zip(res, now) if a.answer != b.answer)
             read_q, est_q = _per_query(probes, read), _per_query(probes, est)
             worse = {q: read_q[q] / max(now_q[q], 1.0) for q in read_q if read_q[q] > GUARD * now_q[q] + 1}
             close = sum(1 for q in read_q if abs(est_q[q] - read_q[q]) <= 0.10 * max(read_q[q], 1.0))
@@ -172,25 +153,26 @@ def _name(r: dict) -> str:
     return f"{table} {r['label']}" + (f" (= {'; '.join(r['aliases'])})" if r["aliases"] else "")
 
 
-def _layout_table(rows, with_build: bool) -> list[str]:
-    head = ("| layout | est. rows | rows read | est. error | est. within 10 % | skip ratio | read/LB | "
-            "worse than as loaded | bytes read | files | parts | wall s | speedup |"
-            + (" build s | build/CTAS | table parts / files / row groups |" if with_build else ""))
-    sep = "|---" + "|---:" * (12 + (3 if with_build else 0)) + "|"
-    lines = [head, sep]
-    for r in rows:
+def _layout_table(rows, with_build: bool, kind: str) -> list[str]:
+    """One row per layout, the workload's default advice first (then the table as loaded)."""
+    header = ["layout", "est. rows", "rows read", "est. error", "est. within 10 %", "skip ratio", "read/LB",
+              "worse than as loaded", "bytes read", "files", "parts", "wall s", "speedup"]
+    if with_build:
+        header += ["build s", "build/CTAS", "table parts / files / row groups"]
+    cells = []
+    for r in default_first(rows, lambda r: f"{kind} pick" in (r["label"], *r["aliases"])):
         worse = "–" if r["key"] == "current" else (
             f"{r['regressions']}/{r['queries']}" + (f" (worst {r['worst_regression']:.1f}×)" if r["regressions"] else ""))
-        cells = [_name(r), _fmt(r["est"]), _fmt(r["read"]), f"{r['est_error']:+.1%}", f"{r['est_close']:.0%}",
-                 _s(r["skip"], 3), _s(r["read_over_lb"]), worse, _fmt(r["bytes"]) + "B", f"{r['files']:,}",
-                 "–" if r["partitions"] is None else f"{r['partitions']:,}", _s(r["wall"], 1), _s(r["speedup"]) + "×"]
+        row = [_name(r), _fmt(r["est"]), _fmt(r["read"]), f"{r['est_error']:+.1%}", f"{r['est_close']:.0%}",
+               _s(r["skip"], 3), _s(r["read_over_lb"]), worse, _fmt(r["bytes"]) + "B", f"{r['files']:,}",
+               "–" if r["partitions"] is None else f"{r['partitions']:,}", _s(r["wall"], 1), _s(r["speedup"]) + "×"]
         if with_build:
-            cells += [_s(r["build"], 1) if r["build"] is not None else ("–" if r["key"] == "current" else "reused"),
-                      _s(r["build_ratio"]) + ("×" if r["build_ratio"] else ""),
-                      "–" if r["table_files"] is None else
-                      f"{r['table_partitions'] or 1} / {r['table_files']} / {r['table_row_groups']}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+            row += [_s(r["build"], 1) if r["build"] is not None else ("–" if r["key"] == "current" else "reused"),
+                    _s(r["build_ratio"]) + ("×" if r["build_ratio"] else ""),
+                    "–" if r["table_files"] is None else
+                    f"{r['table_partitions'] or 1} / {r['table_files']} / {r['table_row_groups']}"]
+        cells.append(row)
+    return markdown_table(header, cells)
 
 
 def _met(ok: bool | None) -> str:
@@ -266,7 +248,7 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
         f"{'--quick' if cfg.quick else f'--scale {cfg.scale:g}'}{_options(cfg)}` "
         f"(seed {cfg.seed}; {results['seconds'] / 60:.0f} min on this machine: {platform.machine()}, 2 cores, "
         f"Spark {results['spark_version']} local[2], shared with other jobs: load average "
-        f"{results['load'][0][0]:.1f} at the start, {results['load'][-1][0]:.1f} at the end, so wall times carry "
+        f"{results['load'][0]:.1f} at the start, {results['load'][-1]:.1f} at the end, so wall times carry "
         f"noise of other processes; row counts do not). Raw figures: `{cfg.name}.json`.",
         "",
         f"Data: TPC-H lineitem from tpchgen-cli, {T:,} rows in Hive Parquet table `{src['table']}` as loaded "
@@ -291,7 +273,7 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
         "* **Figures.** rows/bytes/files/partitions read are Spark's scan metrics (`numOutputRows`, `filesSize`, "
         "`numFiles`, `numPartitions`) from `hive_integration.spark.metrics.run_measured`, in a first pass over each "
         "table. `numOutputRows` counts the rows of the row groups and pages Spark keeps (Parquet statistics and "
-        "column index). " + (f"Wall time is the median of {cfg.runs} further runs of the timed queries, in rounds "
+        "column index). " + (f"Wall time is the fastest of {cfg.runs} further runs of the timed queries, in rounds "
                              "over all layouts. " if cfg.runs else "Wall time was not measured in this run "
                              "(`--runs 0`): the wall and speedup columns are empty. ") +
         "The lower bound (LB) is the probe's `count(*)`. Every layout's probe answers (count and "
@@ -309,7 +291,7 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
         f"## Held-out TPC-H ({tp['queries']} queries, {tp['scans']} lineitem scans; lower bound "
         f"{_fmt(float(tp['match'].sum()))} rows, full scan {_fmt(float(T * tp['scans']))})",
         "",
-        *_layout_table(tp["rows"], with_build=True),
+        *_layout_table(tp["rows"], with_build=True, kind="tpch"),
         "",
         "### Per template: rows read (held-out TPC-H)",
         "",
@@ -328,7 +310,7 @@ def markdown(results: dict, summary: dict, plots: list[str]) -> str:
                   f"{s['queries']} held-out queries of a fresh draw measured ({s['scans']} scans), "
                   f"{s['timed_queries']} timed; lower bound {_fmt(float(s['match'].sum()))} rows. The {kind} picks "
                   f"were advised on the {kind} advise half ({s['advise_queries']} queries).", "",
-                  *_layout_table(s["rows"], with_build=False)]
+                  *_layout_table(s["rows"], with_build=False, kind=kind)]
     lines += ["", "## Notes", "", *notes(results, summary)]
     problems = [(k, r) for k, s in summary.items() for r in s["rows"] if r["wrong"] or r["unstable"]]
     lines += ["", "## Checks", ""]
@@ -368,7 +350,7 @@ def raw_json(results: dict, summary: dict) -> dict:
     _, fig = issue11_figures(results, summary)
     out = {"config": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
            "source": results["source"], "seconds": results["seconds"], "spark": results["spark_version"],
-           "pick": results["pick"].key, "figures": fig,
+           "pick": results["pick"].key, "figures": fig, "wall_statistic": "fastest",
            "layouts": {s.key: {"label": s.label, "aliases": s.aliases,
                                "layout": s.layout.to_json() if s.layout is not None else None,
                                "build": results["builds"][s.key].__dict__ if s.key in results["builds"] else None}
@@ -382,7 +364,7 @@ def raw_json(results: dict, summary: dict) -> dict:
                        "timed": p.query < len(w["run"].wall_idx)} for p in w["probes"]],
             "measured": {e["spec"].key: [{"n": r.n, "rows": r.rows, "bytes": r.bytes, "files": r.files,
                                           "partitions": r.partitions, "first": r.first, "seconds": r.seconds,
-                                          "est": est}
+                                          "loads": r.loads, "est": est}
                                          for r, est in zip(e["run"].results, e["estimated"])]
                          for e in w["layouts"]},
         }
@@ -396,11 +378,8 @@ def write_report(results: dict, out: Path, name: str) -> list[Path]:
     keys = template_keys(results, summary)
     pngs = plots(results, summary, out, name, rho=spearman([r["est"] for r in rows], [r["read"] for r in rows]),
                  templates=per_template(results, "tpch", keys), template_keys=keys)
-    md = out / f"{name}.md"
-    md.write_text(markdown(results, summary, pngs), encoding="utf-8")
-    js = out / f"{name}.json"
-    js.write_text(json.dumps(raw_json(results, summary), separators=(",", ":"), default=str), encoding="utf-8")
-    return [md, js] + [out / p for p in pngs]
+    written = write_result(name, markdown(results, summary, pngs), raw_json(results, summary), out, indent=None)
+    return written + [out / p for p in pngs]
 
 
 def main(argv=None) -> int:
@@ -419,8 +398,6 @@ def main(argv=None) -> int:
         print(f"wrote {p}")
     return 0
 
-
-__all__ = ["spearman", "summarise", "write_report"]
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,43 +1,31 @@
-"""Issues #5 and #11: measured rows read and wall time on TPC-H lineitem, against the table as loaded.
+"""The TPC-H set-up the lineitem benchmarks share: the table as loaded, the workloads and their
+split, the advice, and the layouts compared.
 
-One run, on one copy of the data:
+* the data: TPC-H lineitem from tpchgen-cli (SF 1 by default), loaded into the Hive Parquet table
+  ``<db>.lineitem`` with small row groups, in the order tpchgen writes it (``l_orderkey``): *the
+  table as loaded*, the reference every layout is compared with (``load_source``);
+* the three bundled workloads (TPC-H templates, Q6 variants, ad-hoc), each advised on one half
+  (split per template by a seed, ``split_by_template``). TPC-H is measured on its other half; Q6
+  variants and ad-hoc on the held-out half of a *fresh* draw (``MEASURED_SEEDS``), so figures are
+  not tuned to one draw (``prepare_workload``);
+* two picks per workload: the default (guarded: no query may read more than 1.2x its rows on the
+  table as loaded) and the pick with regressions allowed;
+* the layouts compared (``choose_layouts``): the table as loaded, a DBA's sort and month ranges, a
+  4-column z-order, Amoeba's tree and the picks, each written with the write hints ``advise`` gives
+  its own pick (``with_write_hints``).
 
-1. TPC-H lineitem from tpchgen-cli (SF 1 by default, ``--scale 10`` for SF 10), loaded into the
-   Hive Parquet table ``bench.lineitem`` with small row groups (about 400 at SF 1), in the order
-   tpchgen writes it (``l_orderkey``): *the table as loaded*, the reference every layout is
-   compared with;
-2. the three bundled workloads (TPC-H templates, Q6 variants, ad-hoc), each advised on one half
-   (split per template by ``--seed``). TPC-H is measured on its other half; Q6 variants and ad-hoc
-   on the held-out half of a *fresh* draw (``MEASURED_SEEDS``), so the figures are not tuned to
-   one draw;
-3. ``advise`` on each advise half twice: the default (guarded: no query may read more than 1.2×
-   its rows on the table as loaded) and with regressions allowed;
-4. every layout measured (``choose_layouts``) built as its own table (``bench.li_*``) with the
-   planner's SQL, timed against a plain CTAS copy;
-5. the held-out queries measured on every layout through probes of their lineitem scans
-   (``benchmarks.tpch_probe``), rewritten for pruning, with Spark's scan metrics and the median
-   wall time of warm runs (``benchmarks.tpch_measure``);
-6. the report (``benchmarks.tpch_report``): ``benchmarks/results/tpch_sf<scale>.md``, PNG plots and
-   the raw figures as JSON.
-
-    .venv/bin/python -m benchmarks.tpch_bench [--scale 1] [--quick] [--state-dir DIR] [--reuse]
-
-Every measured figure comes from ``hive_integration.spark.metrics.run_measured``; estimates from the cost
-model are only ever shown next to them.
+``benchmarks.tpch_bench`` measures the held-out queries on them, ``benchmarks.tpch_build`` what
+they cost to build, ``benchmarks.tree_key_bench`` and ``benchmarks.page_size_bench`` one of them
+written several ways.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import os
-import pickle
 import random
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from devtools.workload_gen import generate
 from planner.advice.ranking import Advice, advise, write_hints
@@ -47,7 +35,6 @@ from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
 from planner.costmodel.search import clustered_columns
 from planner.model.layout import Layout, Ordering
-from planner.semantics.types import kind_of_type
 from planner.workload import Query, Schema, Workload, parse_workload
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -289,7 +276,7 @@ def with_write_hints(layout: Layout, model: CostModel, block_bytes: int) -> Layo
     return replace(layout, meta=tuple((dict(layout.meta) | hints).items()))
 
 
-# ---- the run --------------------------------------------------------------------------------------
+# ---- the source table ---------------------------------------------------------------------------
 @dataclass
 class Source:
     table: str
@@ -306,7 +293,7 @@ def load_source(spark, cfg: Config, stamp) -> Source:
     """Generate the data, load ``<db>.lineitem``, gather its statistics (cached by snapshot)."""
     import pyarrow.parquet as pq
 
-    from benchmarks.tpch_build import footprint
+    from benchmarks.builds import footprint
     from devtools.tpch_data import generate_lineitem, load_table
     from hive_integration.spark.statistics_pass import gather_stats, table_schema
 
@@ -325,175 +312,64 @@ def load_source(spark, cfg: Config, stamp) -> Source:
           f"{size / 2**20:.0f} MiB; footers read for {sum(f.row_groups is not None for f in stats.data_files or ())} "
           f"files")
     params = CostParams(row_group_rows=rows_per_group)
-    if cfg.quick:  # a 2 MB table: partitions of 32 KiB, files of 1 MiB (as tests/test_estimates_vs_spark)
-        params = replace(params, min_partition_bytes=32 * 1024, target_file_bytes=1 << 20, max_partitions=200,
-                         page_rows=min(params.page_rows, max(100, rows_per_group // 3)))
+    if cfg.quick:
+        params = tiny_params(params)
     return Source(source, table_schema(spark, source), stats, params, files, groups, size, data)
 
 
-def build_all(spark, cfg: Config, src: Source, everything: list[Spec], hint_model: CostModel, picks: list[Spec],
-              stamp) -> tuple[dict, dict]:
-    """Every layout as ``<db>.li_<key>``, timed; the CTAS copy as the build-time reference (the
-    copy and the picks timed twice more)."""
-    from benchmarks.tpch_build import Built, build_copy, build_layout, footprint
+def tiny_params(params: CostParams) -> CostParams:
+    """Cost parameters for a table of a few MB (SF 0.01, the smoke runs): partitions of 32 KiB, files of
+    1 MiB, pages of a third of a row group, so a layout still cuts the table (as
+    tests/test_estimates_vs_spark)."""
+    return replace(params, min_partition_bytes=32 * 1024, target_file_bytes=1 << 20, max_partitions=200,
+                   page_rows=min(params.page_rows, max(100, params.row_group_rows // 3)))
 
-    for s in everything:
-        cost = hint_model.evaluate(s.layout or hint_model.current().layout)
-        s.advise_cost = (cost.rows, cost.overhead)
-        if s.layout is not None:
-            s.layout = with_write_hints(s.layout, hint_model, cfg.row_group_bytes)
-    files, groups, size = footprint(spark, src.table)
-    builds = {"current": Built(src.table, None, files, groups, size, 0)}
-    builds["copy"] = build_copy(spark, src.table, f"{cfg.db}.li_copy", cfg.row_group_bytes, reuse=cfg.reuse)
+
+def tpch_arguments(module: str, doc: str, result: str, state_dir: str = "/tmp/planner-tpch-bench"
+                   ) -> argparse.ArgumentParser:
+    """The options every TPC-H build benchmark takes: ``--scale``, ``--rounds``, ``--state-dir`` (by
+    default the one ``tpch_bench`` uses, so they share its data and tables) and ``--out`` (by
+    default ``benchmarks/results/<result>``, ``{scale}`` filled in by ``result_file``)."""
+    ap = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--state-dir", default=state_dir, help=f"default {state_dir}")
+    ap.add_argument("--out", default=None, help=f"default benchmarks/results/{result.format(scale='<scale>')}")
+    ap.set_defaults(result=result)
+    return ap
+
+
+def result_file(args: argparse.Namespace) -> Path:
+    """Where the run writes its report: ``--out``, or the benchmark's file in benchmarks/results/."""
+    from benchmarks.harness import RESULTS
+
+    return Path(args.out) if args.out else RESULTS / args.result.format(scale=f"{args.scale:g}")
+
+
+def session_conf(scale: float) -> dict[str, str]:
+    """Driver memory and shuffle partitions for ``scale``: SF 1's 4g and 8 are sized for 6 M rows."""
+    big = scale >= 5
+    return {"spark.driver.memory": "8g" if big else "4g", "spark.sql.shuffle.partitions": "32" if big else "8"}
+
+
+def layouts_with_twins(spark, cfg: Config, stamp) -> tuple[Source, list[Spec], str]:
+    """(source, specs with write hints, the TPC-H pick's key): the layouts ``choose_layouts`` gives
+    for the TPC-H workload, plus a Hilbert twin of each z-ordered one; with ``cfg.layouts``, only
+    those (and the pick)."""
+    src = load_source(spark, cfg, stamp)
+    run = prepare_workload("tpch", cfg, src.columns, src.stats, src.params, stamp)
+    everything, _ = choose_layouts(replace(cfg, workloads=("tpch",)), {"tpch": run}, src.stats)
+    pick = next(s for s in everything if s.key == "tpch_pick" or "tpch pick" in s.aliases)
+    model = CostModel(run.analysis, src.stats, src.params)
+    specs = []
     for s in everything:
         if s.layout is None:
             continue
-        table = f"{cfg.db}.li_{s.key}"
-        builds[s.key] = build_layout(spark, s.layout, src.columns, src.table, table, cfg.row_group_bytes,
-                                     reuse=cfg.reuse)
-        b = builds[s.key]
-        stamp(f"built {table} ({s.label}) in {b.seconds or 0:.1f} s: {b.partitions} partitions, "
-              f"{b.files} files, {b.row_groups} row groups")
-    timings = {"ctas": [builds["copy"].seconds]}
-    built_picks = [p for i, p in enumerate(picks) if p.layout is not None and all(p is not o for o in picks[:i])]
-    for p in built_picks:
-        timings[p.key] = [builds[p.key].seconds]
-    if builds["copy"].seconds is not None and not cfg.quick and cfg.runs > 0:
-        # The first builds ran on a cold JVM: the copy and each pick are built again twice,
-        # alternately, and the fastest run of each counts (the same rule for all).
-        for _ in range(2):
-            again = build_copy(spark, src.table, f"{cfg.db}.li_copy_again", cfg.row_group_bytes)
-            timings["ctas"].append(again.seconds)
-            for p in built_picks:
-                again = build_layout(spark, p.layout, src.columns, src.table, f"{cfg.db}.li_pick_again",
-                                     cfg.row_group_bytes)
-                timings[p.key].append(again.seconds)
-            for t in ("li_copy_again", "li_pick_again"):
-                spark.sql(f"DROP TABLE IF EXISTS {cfg.db}.{t}")  # our own names
-        builds["copy"] = replace(builds["copy"], seconds=min(timings["ctas"]))
-        for p in built_picks:
-            builds[p.key] = replace(builds[p.key], seconds=min(timings[p.key]))
-        stamp(f"build times: {timings}")
-    return builds, timings
-
-
-def table_of(cfg: Config, src: Source, spec: Spec) -> str:
-    return src.table if spec.layout is None else f"{cfg.db}.li_{spec.key}"
-
-
-def measure_workload(spark, cfg: Config, src: Source, wr: WorkloadRun, specs: list[Spec],
-                     analyses: list[TableAnalysis], warmed: set[str], stamp) -> dict:
-    """The held-out probes of one workload on each of ``specs``, with the model's estimates.
-
-    First the metrics pass on every table, then ``cfg.runs`` timed rounds, each query by query over
-    all tables (``tpch_measure.time_round``), so that a burst of load elsewhere on the machine falls
-    on every layout of a query alike.
-    """
-    from benchmarks.tpch_measure import measure_table, time_round
-    from benchmarks.tpch_probe import probes_for
-
-    held_wl, model = heldout_model(wr, src.columns, src.stats, src.params, analyses)
-    kinds = {c: kind_of_type(t) for c, t in src.columns.items()}
-    probes = probes_for(held_wl.queries, TABLE, src.columns, kinds)
-    if [s.query for s in model.scans] != [p.query for p in probes]:
-        raise RuntimeError("probes and cost-model scans are not aligned")
-    wall_q = set(range(len(wr.wall_idx)))  # wall_idx is a prefix of held_idx
-    timed = {i for i, p in enumerate(probes) if p.query in wall_q}
-    measured = []
-    for s in specs:
-        table = table_of(cfg, src, s)
-        tr = measure_table(spark, table, s.layout, src.columns, probes, timed, stamp, warm_up=table not in warmed)
-        warmed.add(table)
-        est = model.evaluate(replace(s.layout, table=TABLE) if s.layout is not None else model.current().layout)
-        measured.append({"spec": s, "run": tr, "estimated": [c.rows for c in est.per_scan]})
-        stamp(f"{wr.kind} on {table}: {tr.distinct} distinct probes measured in {tr.seconds:.0f} s")
-    for r in range(cfg.runs):
-        took = time_round(spark, [e["run"] for e in measured], r)
-        stamp(f"{wr.kind}: timed round {r + 1}/{cfg.runs} over {len(measured)} tables in {took:.0f} s")
-    return {"run": wr, "probes": probes, "held": held_wl, "layouts": measured,
-            "model_matching": model.matching_rows().tolist()}
-
-
-def run(spark, cfg: Config, log: Callable[[str], None] = print) -> dict:
-    """The whole benchmark on ``spark``; returns the figures (written out by ``tpch_report``)."""
-    started = time.perf_counter()
-    load_start = os.getloadavg()
-    stamp = lambda msg: log(f"[{time.perf_counter() - started:7.1f}s] {msg}")  # noqa: E731
-    src = load_source(spark, cfg, stamp)
-    kinds = ("tpch",) + tuple(k for k in cfg.workloads if k != "tpch")
-    runs = {k: prepare_workload(k, cfg, src.columns, src.stats, src.params, stamp) for k in kinds}
-    everything, side = choose_layouts(cfg, runs, src.stats)
-    picks = [s for k in side for s in side[k] if s.family == "planner"]
-    builds, build_timings = build_all(spark, cfg, src, everything, CostModel(runs["tpch"].analysis, src.stats,
-                                                                             src.params), picks, stamp)
-    analyses = [r.analysis for r in runs.values()]
-    warmed: set[str] = set()
-    workloads = {kind: measure_workload(spark, cfg, src, wr, side[kind], analyses, warmed, stamp)
-                 for kind, wr in runs.items()}
-    return {
-        "workloads": workloads, "config": cfg,
-        "source": {"table": src.table, "rows": src.stats.rows, "files": src.files, "row_groups": src.row_groups,
-                   "bytes": src.bytes, "rows_per_group": src.params.row_group_rows,
-                   "page_rows": src.params.page_rows, "data": str(src.data)},
-        "specs": everything, "builds": builds, "build_timings": build_timings,
-        "pick": next(s for s in everything if s.key == "tpch_pick" or "tpch pick" in s.aliases),
-        "seconds": time.perf_counter() - started, "spark_version": spark.version,
-        "load": (load_start, os.getloadavg())}
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (1; 10 for SF 10)")
-    ap.add_argument("--quick", action="store_true", help="SF 0.01 and a handful of queries: a smoke run")
-    ap.add_argument("--state-dir", default=None, help="Spark/metastore state and data (default /tmp/planner-tpch-bench)")
-    ap.add_argument("--out", default=None, help="results folder (default benchmarks/results; --quick: <state>/results)")
-    ap.add_argument("--seed", type=int, default=5, help="seed of the advise/held-out split")
-    ap.add_argument("--max-queries", type=int, default=None, help="held-out queries measured per workload (100)")
-    ap.add_argument("--wall-queries", type=int, default=None, help="TPC-H held-out queries timed 3 times (34)")
-    ap.add_argument("--runs", type=int, default=None,
-                    help="timed rounds of the wall-time queries (3); 0: scan metrics only, no wall times and "
-                         "no repeated builds (rows, bytes, files and partitions are not affected by load)")
-    ap.add_argument("--reuse", action="store_true", help="reuse tables of an earlier run (build times not re-timed)")
-    ap.add_argument("--workloads", default=None, help="comma-separated subset of tpch,q6,adhoc (TPC-H always runs)")
-    ap.add_argument("--layouts", default=None,
-                    help="comma-separated subset of the baselines sort_shipdate,month,zorder4,amoeba")
-    args = ap.parse_args(argv)
-    from benchmarks.tpch_report import write_report
-    from hive_integration.spark.session import build_spark_session
-
-    state = Path(args.state_dir or ("/tmp/planner-tpch-bench-quick" if args.quick else "/tmp/planner-tpch-bench"))
-    out = Path(args.out) if args.out else (state / "results" if args.quick else ROOT / "benchmarks" / "results")
-    cfg = quick_config(state, out) if args.quick else Config(scale=args.scale, state_dir=state, out_dir=out)
-    cfg = dataclasses.replace(cfg, seed=args.seed, reuse=args.reuse)
-    if args.max_queries is not None:
-        cfg.max_queries = args.max_queries
-    if args.wall_queries is not None:
-        cfg.wall_queries = args.wall_queries
-    if args.runs is not None:
-        cfg.runs = args.runs
-        if args.runs == 0:
-            cfg.wall_queries = cfg.side_wall_queries = 0
-    if args.workloads:
-        cfg.workloads = tuple(dict.fromkeys(["tpch"] + args.workloads.split(",")))
-    if args.layouts:
-        cfg.layouts = tuple(args.layouts.split(","))
-    spark = build_spark_session(state, app_name="tpch-bench")
-    try:
-        results = run(spark, cfg, lambda m: print(m, flush=True))
-    finally:
-        spark.stop()
-    # Kept so the report can be re-rendered without measuring again: python -m benchmarks.tpch_report <file>
-    with open(state / f"{cfg.name}.results.pickle", "wb") as f:
-        pickle.dump(results, f)
-    paths = write_report(results, cfg.out_dir, cfg.name)
-    for p in paths:
-        print(f"wrote {p}")
-    return 0
-
-
-if __name__ == "__main__":
-    # Run the imported module's main, so the pickled results name benchmarks.tpch_bench classes
-    # (not __main__ ones) and ``python -m benchmarks.tpch_report`` can load them.
-    from benchmarks.tpch_bench import main as _main
-
-    sys.exit(_main())
+        s.layout = with_write_hints(s.layout, model, cfg.row_group_bytes)
+        specs.append(s)
+        if s.layout.order.method == "zorder":
+            twin = replace(s.layout, order=replace(s.layout.order, method="hilbert"))
+            specs.append(Spec(f"{s.key}_h", s.label.replace("zorder(", "hilbert("), s.family, twin))
+    if cfg.layouts is not None:
+        specs = [s for s in specs if s.key in cfg.layouts or s.key == pick.key]
+    return src, specs, pick.key

@@ -13,22 +13,22 @@ two variants of it (the same statement with only the sort key changed):
 * ``partition first``: ``SORT BY planner_pid, <leaf>, <tie>`` and Spark's own writer settings,
   as every ordered layout is sorted for Hive.
 
-Each round builds the copy, then the three in a rotated order; a figure is the fastest run.
-Every table's row count is checked against the source's.
+Each round builds the copy and the three, in an order rotated from round to round
+(``benchmarks.harness``); a figure is the fastest run. Every table's row count is checked against
+the source's.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import os
 import sys
-import time
 from pathlib import Path
 
 import sqlglot
 from sqlglot import exp
 
-from benchmarks.tpch_build import _drop, build_copy, timed_fill
+from benchmarks.builds import build_copy, drop_table, timed_fill
+from benchmarks.harness import Timings, load_average, markdown_table, reproduce, schedule, stamped, write_result
+from benchmarks.tpch_setup import Config, layouts_with_twins, result_file, session_conf, tpch_arguments
 from planner.costmodel.tree_order import tie_columns
 from planner.emit import apply_statements, create_table_sql
 from planner.emit.apply_sql import ORDER_COLUMN, TREE_SETTINGS
@@ -36,7 +36,6 @@ from planner.emit.tree_order_sql import packed_tree_key, tree_order_expr
 from planner.model.layout import Layout
 from planner.model.write_plan import write_plan
 
-ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = ("emitted", "no rank", "partition first")
 
 
@@ -65,41 +64,41 @@ def build(spark, layout: Layout, columns, source: str, target: str, fill: list[s
     from hive_integration.apply.apply_layout import SparkRunner
 
     runner = SparkRunner(spark)
-    _drop(runner, target)
+    drop_table(runner, target)
     seconds, stages = timed_fill(spark, runner, create_table_sql(layout, columns, target, dialect="spark"), fill,
                                  block_bytes)
     rows = spark.table(target).count()
     return {"seconds": seconds, "cpu": sum(s.cpu for s in stages), "rows": rows}
 
 
-def measure(spark, cfg, rounds: int, stamp) -> dict:
-    from benchmarks.build_bench import layouts
-
-    src, specs, _ = layouts(spark, dataclasses.replace(cfg, layouts=("tpch_allow",)), stamp)
-    layout = next(s.layout for s in specs if s.key == "tpch_allow")
-    if layout.order.method != "tree":
-        raise SystemExit(f"the allowed pick is not tree-ordered here ({layout.describe()})")
+def measure(spark, cfg, rounds: int, stamp, key: str = "tpch_allow") -> dict:
+    """``key``: the layout of ``benchmarks.tpch_setup.choose_layouts`` built three ways (the allowed
+    TPC-H pick; ``amoeba`` is Amoeba's tree, tree-ordered at any scale)."""
     from hive_integration.apply.apply_layout import SparkRunner
 
+    src, specs, _ = layouts_with_twins(spark, dataclasses.replace(cfg, layouts=(key,)), stamp)
+    layout = next(s.layout for s in specs if s.key == key)
+    if layout.order.method != "tree":
+        raise SystemExit(f"{key} is not tree-ordered here ({layout.describe()})")
     plan = write_plan(layout, table_bytes=SparkRunner(spark).table_bytes(src.table))  # as `planner apply` sizes it
-    targets = {v: "bench.tk_" + v.replace(" ", "_") for v in VARIANTS}
+    targets = {v: f"{cfg.db}.tk_" + v.replace(" ", "_") for v in VARIANTS}
     fills = {v: variant_fill(layout, apply_statements(layout, dict(src.columns), src.table, t, dialect="spark",
                                                       rename=False, plan=plan), v) for v, t in targets.items()}
     source_rows = spark.table(src.table).count()
-    runs: dict[str, list] = {"copy": [], **{v: [] for v in VARIANTS}}
-    for r in range(rounds):
-        c = build_copy(spark, src.table, "bench.tk_copy", cfg.row_group_bytes)
-        runs["copy"].append({"seconds": c.seconds, "cpu": sum(s.cpu for s in c.stages), "rows": source_rows})
-        order = VARIANTS[r % 3:] + VARIANTS[:r % 3]
-        for v in order:
+    timings = Timings()
+    for r, _, v in schedule(["copy", *VARIANTS], rounds):
+        if v == "copy":
+            c = build_copy(spark, src.table, f"{cfg.db}.tk_copy", cfg.row_group_bytes)
+            got = {"seconds": c.seconds, "cpu": sum(s.cpu for s in c.stages), "rows": source_rows}
+        else:
             got = build(spark, layout, dict(src.columns), src.table, targets[v], fills[v], cfg.row_group_bytes)
             if got["rows"] != source_rows:
                 raise SystemExit(f"{v}: {got['rows']:,} rows written of {source_rows:,}")
-            runs[v].append(got)
-            stamp(f"round {r + 1}: {v} {got['seconds']:.1f} s (cpu {got['cpu']:.1f} s); "
-                  f"copy {runs['copy'][-1]['seconds']:.1f} s")
+        timings.add(v, got["seconds"], round=r, value=got)
+        stamp(f"round {r + 1}: {v} {got['seconds']:.1f} s (cpu {got['cpu']:.1f} s)")
+    runs = {k: [run.value for run in timings.of(k)] for k in ("copy", *VARIANTS)}
     return {"layout": layout.describe(), "plan": plan.describe(), "runs": runs, "rows": source_rows,
-            "load": os.getloadavg()[0], "spark": spark.version}
+            "load": load_average(), "loads": [run.load for run in timings.runs], "spark": spark.version}
 
 
 def report(results: dict, command: str) -> str:
@@ -109,42 +108,28 @@ def report(results: dict, command: str) -> str:
     lines = [f"# A tree order's sort key on Spark (TPC-H lineitem, {results['rows']:,} rows)", "",
              f"Reproduce: `{command}` (Spark {results['spark']}; load average {results['load']:.1f} at the end).", "",
              f"Layout: {results['layout']}; write plan: {results['plan']}. Every table holds the source's rows.", "",
-             "| build | fastest s | ÷ copy | CPU s (fastest) | CPU ÷ copy | runs s |", "|---|---:|---:|---:|---:|---|"]
-    for k in ("copy", *VARIANTS):
-        lines.append(f"| {k} | {best[k]['seconds']:.1f} | {best[k]['seconds'] / best['copy']['seconds']:.2f}× | "
-                     f"{cpu[k]:.1f} | {cpu[k] / cpu['copy']:.2f}× | "
-                     f"{', '.join('%.1f' % x['seconds'] for x in runs[k])} |")
+             *markdown_table(["build", "fastest s", "÷ copy", "CPU s (fastest)", "CPU ÷ copy", "runs s"],
+                             ([k, f"{best[k]['seconds']:.1f}", f"{best[k]['seconds'] / best['copy']['seconds']:.2f}×",
+                               f"{cpu[k]:.1f}", f"{cpu[k] / cpu['copy']:.2f}×",
+                               ", ".join("%.1f" % x["seconds"] for x in runs[k])] for k in ("copy", *VARIANTS)),
+                             align="lrrrrl")]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
-    from benchmarks import tpch_bench as tb
-    from benchmarks.tpch_joins import session_conf
     from hive_integration.spark.session import build_spark_session
 
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.tree_key_bench", description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--state-dir", default=None, help="default /tmp/planner-tpch-bench (shared with tpch_bench)")
-    ap.add_argument("--out", default=None, help="default benchmarks/results/tree_key_sf<scale>.md")
-    args = ap.parse_args(argv)
-    state = Path(args.state_dir or "/tmp/planner-tpch-bench")
-    cfg = tb.Config(scale=args.scale, state_dir=state, reuse=True)
-    out = Path(args.out or ROOT / "benchmarks" / "results" / f"tree_key_sf{args.scale:g}.md")
-    started = time.perf_counter()
-
-    def stamp(m: str) -> None:
-        print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True)
-
-    spark = build_spark_session(state, app_name="tree-key", conf=session_conf(args.scale))
-    command = "python -m benchmarks.tree_key_bench " + " ".join(sys.argv[1:] if argv is None else argv)
+    args = tpch_arguments("benchmarks.tree_key_bench", __doc__, "tree_key_sf{scale}.md").parse_args(argv)
+    cfg = Config(scale=args.scale, state_dir=Path(args.state_dir), reuse=True)
+    spark = build_spark_session(cfg.state_dir, app_name="tree-key", conf=session_conf(args.scale))
     try:
-        text = report(measure(spark, cfg, args.rounds, stamp), command)
+        text = report(measure(spark, cfg, args.rounds, stamped()), reproduce("benchmarks.tree_key_bench", argv))
     finally:
         spark.stop()
-    out.write_text(text, encoding="utf-8")
     print(text)
-    print(f"wrote {out}")
+    out = result_file(args)
+    for path in write_result(out.stem, text, out_dir=out.parent):
+        print(f"wrote {path}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Smoke test of the issue #5/#11 benchmark: the quick mode, end to end, on the session's Spark.
+"""Smoke tests of the TPC-H benchmarks (``tpch_bench``, ``tpch_build``, ``tpch_joins``) on the
+session's Spark, and their pure parts.
 
 SF 0.01, a few held-out queries and a few layouts (the table as loaded, month ranges, the planner's
 picks): every step runs for real (load, advise, build, rewrite, measure, report), and every probe
@@ -12,9 +13,9 @@ import json
 import pytest
 import sqlglot
 
-from benchmarks.tpch_bench import Config, quick_config, run, split_by_template
+from benchmarks.tpch_bench import finish, run
 from benchmarks.tpch_probe import probes_for
-from benchmarks.tpch_report import spearman, write_report
+from benchmarks.tpch_setup import Config, quick_config, split_by_template
 from devtools.workload_gen import generate
 from planner.semantics.types import kind_of_type
 from planner.workload import Schema, parse_workload
@@ -56,18 +57,12 @@ def test_probes_parse_and_keep_only_lineitem_predicates():
         assert {c.name for c in tree.find_all(sqlglot.exp.Column)} <= set(COLUMNS)
 
 
-def test_spearman_with_ties():
-    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
-    assert spearman([1, 2, 3, 4], [40, 30, 20, 10]) == pytest.approx(-1.0)
-    assert spearman([1, 1, 2, 3], [5, 5, 6, 7]) == pytest.approx(1.0)
-
-
 @pytest.mark.spark
 def test_quick_benchmark_end_to_end(spark, tmp_path):
     cfg = dataclasses.replace(quick_config(tmp_path / "state", tmp_path / "out"), db="bench_smoke",
                               workloads=("tpch",), max_queries=2, wall_queries=1, runs=2, layouts=("month",))
     results = run(spark, cfg, log=lambda m: None)
-    paths = write_report(results, cfg.out_dir, cfg.name)
+    paths = finish(results, cfg)
     assert all(p.exists() and p.stat().st_size > 0 for p in paths)
     raw = json.loads((cfg.out_dir / f"{cfg.name}.json").read_text())
     rows = {r["key"]: r for r in raw["workloads"]["tpch"]["summary"]}
@@ -81,13 +76,23 @@ def test_quick_benchmark_end_to_end(spark, tmp_path):
     assert raw["figures"]["held-out tpch queries reading > 1.2× their rows as loaded"]["default"] == 0
     md = (cfg.out_dir / f"{cfg.name}.md").read_text()
     assert "## Figures (issue #11)" in md and "li_month" in md
+    # the default advice comes first in the layout table
+    table = md[md.index("## Held-out TPC-H"):].splitlines()
+    first = next(line for line in table if line.startswith("| `"))
+    assert "tpch pick" in first
+    # the report re-renders from the run's pickle, without Spark
+    from benchmarks.tpch_report import main as rerender
+
+    again = tmp_path / "again"
+    assert rerender([str(cfg.state_dir / f"{cfg.name}.results.pickle"), "--out", str(again)]) == 0
+    assert (again / f"{cfg.name}.md").read_text() == md
 
 
 @pytest.mark.spark
 def test_build_benchmark_end_to_end(spark, tmp_path):
     """Issue 14's build benchmark on SF 0.01, one round: it follows tpch_bench's layouts (it broke
     twice, silently, when they changed), and an ordered pick's write plan is in its report."""
-    from benchmarks.build_bench import measure, report
+    from benchmarks.tpch_build import measure, report, write
 
     cfg = dataclasses.replace(quick_config(tmp_path / "state", tmp_path / "out"), db="build_smoke",
                               workloads=("tpch",), layouts=("tpch_allow", "zorder4", "zorder4_h"))
@@ -98,6 +103,10 @@ def test_build_benchmark_end_to_end(spark, tmp_path):
     assert results["statistics"]["ratio"] > 0 and results["micro"]["rows"]
     text = report(results)
     assert "## Targets" in text and "li_zorder4_h" in text and "## Z-value micro-benchmark" in text
+    builds = text[text.index("## Builds"):].splitlines()
+    pick = next(r["key"] for r in results["rows"] if r["family"] == "pick")
+    assert builds[2].startswith("| layout | write plan | fastest s | ÷ copy |") and f"`li_{pick}`" in builds[4]
+    assert [p.suffix for p in write(results, text, tmp_path / "out" / "build.md")] == [".md", ".json"]
 
 
 def test_config_defaults_match_the_issue():
@@ -142,7 +151,7 @@ def test_the_join_benchmark_rotates_its_set_ups_and_keeps_the_fastest_run(monkey
     def fake_measure(spark, db, sql, mode, laid_out=("lineitem",)):
         seen.append(mode)
         wall = 10.0 - len(seen) / 10  # later runs are faster: the fastest is the last of its set-up
-        return {"rows": [("1",)], "wall": wall, "li_rows": 1, "li_parts": 1, "li_files": 1, "li_scans": 1}
+        return {"answer": (1, 7), "wall": wall, "li_rows": 1, "li_parts": 1, "li_files": 1, "li_scans": 1}
 
     class Conf:
         def set(self, *_): pass
