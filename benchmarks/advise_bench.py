@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import statistics
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from benchmarks.harness import RESULTS, ROOT, load_average, markdown_table, write_result
 from devtools.workload_gen import tpch_workload
 from planner.advice.ranking import advise
 from planner.analysis.table_analysis import analyze_table
@@ -28,7 +28,6 @@ from planner.costmodel.statistics import ColumnStats, TableStats
 from planner.workload import parse_workload
 from planner.workload.scans import schema_from_ddl
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text())
 WIDTHS = {"l_orderkey": 2.1, "l_partkey": 4.7, "l_suppkey": 4.5, "l_linenumber": 0.3, "l_quantity": 0.8,
           "l_extendedprice": 5.2, "l_discount": 0.5, "l_tax": 0.5, "l_returnflag": 0.3, "l_linestatus": 0.2,
@@ -81,25 +80,27 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--samples", default="50000,200000")
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "advise.md"))
+    ap.add_argument("--out", default=str(RESULTS / "advise.md"))
     args = ap.parse_args(argv)
-    lines = ["| queries | sample rows | parse+analyse s | search+cost s | total s | contenders | load avg |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
-    print("\n".join(lines), flush=True)
+    rows = []
     for s in [int(x) for x in args.samples.split(",")]:
         sample = synthetic_lineitem(s)
         for n in [int(x) for x in args.sizes.split(",")]:
             runs = [run_once(n, sample) for _ in range(args.repeat)]
             a = statistics.median(r[0] for r in runs)
             b = statistics.median(r[1] for r in runs)
-            load = os.getloadavg()[0]  # > 2 on this 2-core machine: other jobs inflated the figure
-            lines.append(f"| {n:,} | {s:,} | {a:.2f} | {b:.2f} | {a + b:.2f} | {runs[0][2]} | {load:.1f} |")
-            print(lines[-1], flush=True)
+            # above 2 on this 2-core machine: other jobs inflated the figure
+            rows.append([f"{n:,}", f"{s:,}", f"{a:.2f}", f"{b:.2f}", f"{a + b:.2f}", runs[0][2],
+                         f"{load_average():.1f}"])
+            print(" | ".join(map(str, rows[-1])), flush=True)
+    table = markdown_table(["queries", "sample rows", "parse+analyse s", "search+cost s", "total s", "contenders",
+                            "load avg"], rows, align="rrrrrrr")
     header = (f"# advise benchmark\n\nMachine: {sys.platform}, 2 cores. Command: "
               f"`.venv/bin/python -m benchmarks.advise_bench --sizes {args.sizes} --samples {args.samples}`. "
               f"Median of {args.repeat} run(s). `load avg` is the 1-minute load average after the run: above "
               f"2 other jobs shared the 2 cores and the times are inflated.\n\n")
-    Path(args.out).write_text(header + "\n".join(lines) + "\n")
+    out = Path(args.out)
+    write_result(out.stem, header + "\n".join(table) + "\n", out_dir=out.parent)
     return 0
 
 

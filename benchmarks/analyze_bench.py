@@ -1,6 +1,6 @@
 """How fast ``planner analyze`` reads and analyses TPC-H workloads of growing size, end to end.
 
-    .venv/bin/python benchmarks/analyze_bench.py [--sizes 100 1000 10000] [--repeat 3] [--profile N]
+    .venv/bin/python -m benchmarks.analyze_bench [--sizes 100 1000 10000] [--repeat 3] [--profile N]
 
 For each size it writes ``tpch_workload(n, seed=1)`` to a temporary file (``workload_file_text``,
 as ``python -m devtools.workload_gen tpch -n N --seed 1`` writes it) and runs the real command,
@@ -25,22 +25,16 @@ import os
 import platform
 import pstats
 import re
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from devtools.workload_gen import workload_file_text  # noqa: E402
+from benchmarks.harness import RESULTS, ROOT, load_average, markdown_table, time_process, write_result
+from devtools.workload_gen import workload_file_text
 
 SEED = 1
 SCHEMA = ROOT / "sql" / "tpch_schema.sql"
-RESULT = ROOT / "benchmarks" / "results" / "analyze.md"
 TARGET_SECONDS = 2.0
 
 
@@ -52,16 +46,8 @@ def planner_command() -> list[str]:
 
 def run_cli(path: Path) -> tuple[float, float, str]:
     """One run of ``planner analyze``: wall seconds, CPU seconds of the child, its output."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(planner_command() + ["analyze", str(path), "--schema", str(SCHEMA)],
-                          capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"planner analyze failed ({done.returncode}): {done.stderr.strip()}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, done.stdout
+    done = time_process(planner_command() + ["analyze", str(path), "--schema", str(SCHEMA)])
+    return done.seconds, done.cpu, done.stdout
 
 
 def counts(output: str) -> tuple[int, int]:
@@ -96,6 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", type=int, metavar="N", help="profile one in-process run of N queries")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/analyze.md")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         def workload(n: int) -> Path:
@@ -129,21 +116,19 @@ def main(argv=None) -> int:
         f"time is user + system of the command). Target: ≤ {TARGET_SECONDS:g} s for 1,000 queries, "
         f"CLI start included.",
         "",
-        "| queries | scans | wall s | CPU s | queries/s (CPU) |",
-        "|--------:|------:|-------:|------:|----------------:|",
+        *markdown_table(["queries", "scans", "wall s", "CPU s", "queries/s (CPU)"],
+                        ([f"{n:,}", f"{scans:,}", f"{wall:.2f}", f"{cpu:.2f}", f"{n / cpu:,.0f}"]
+                         for n, scans, wall, cpu in rows), align="rrrrr"),
     ]
-    for n, scans, wall, cpu in rows:
-        lines.append(f"| {n:,} | {scans:,} | {wall:.2f} | {cpu:.2f} | {n / cpu:,.0f} |")
     table = "\n".join(lines) + "\n"
     print(table)
     if not args.no_write:
-        RESULT.parent.mkdir(parents=True, exist_ok=True)
-        RESULT.write_text(table, encoding="utf-8")
+        write_result("analyze", table, out_dir=args.out_dir)
     return 0
 
 
 def _load() -> str:
-    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "n/a"
+    return f"{load_average():.1f}"
 
 
 def _cpus() -> int:

@@ -26,28 +26,22 @@ queries/clientpositive``), hive-testbench's ``sample-queries-tpcds``, ``sample-q
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from benchmarks.harness import RESULTS, ROOT, load_average, markdown_table, time_process, write_result
+from planner.errors import PlannerError
+from planner.workload import read_workload
+from planner.workload.parse import classify
+from planner.workload.statements import split_statements
 
-from planner.errors import PlannerError  # noqa: E402
-from planner.workload import read_workload  # noqa: E402
-from planner.workload.parse import classify  # noqa: E402
-from planner.workload.statements import split_statements  # noqa: E402
-
-RESULTS = ROOT / "benchmarks" / "results"
 NO_QUERY = "files without a query (answered 'no queries')"
 PLANNER = [sys.executable, "-m", "planner.cli"]
 
@@ -141,22 +135,15 @@ def _note_kind(note: str) -> str:
 def _timed(args: list[str], repeat: int, cwd: Path) -> tuple[float, float, bool, str]:
     """Median wall and CPU seconds (user + system of the child) of ``repeat`` fresh processes, whether
     pyspark was imported, and stderr. The first run traces imports and is left out of the medians."""
-    times, cpus, jvm, err = [], [], False, ""
+    runs = []
     for i in range(repeat):
         cmd = PLANNER[:1] + (["-X", "importtime"] if i == 0 else []) + PLANNER[1:] + args
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=dict(os.environ, PLANNER_PLAIN="1"))
-        times.append(time.perf_counter() - t0)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr[-2000:]}")
-        if i == 0:
-            jvm = any("| pyspark" in line for line in proc.stderr.splitlines())
-            err = "\n".join(line for line in proc.stderr.splitlines() if "import time:" not in line)
-    keep = slice(1, None) if repeat > 1 else slice(None)
-    return statistics.median(times[keep]), statistics.median(cpus[keep]), jvm, err
+        runs.append(time_process(cmd, cwd=cwd, env=dict(os.environ, PLANNER_PLAIN="1")))
+    traced = runs[0].stderr.splitlines()
+    jvm = any("| pyspark" in line for line in traced)
+    err = "\n".join(line for line in traced if "import time:" not in line)
+    kept = runs[1:] if repeat > 1 else runs
+    return statistics.median(r.seconds for r in kept), statistics.median(r.cpu for r in kept), jvm, err
 
 
 def cli_figures(repeat: int) -> dict:
@@ -206,7 +193,7 @@ def _year_layout(folder: Path) -> None:
 def report(corpus: Path, read: dict, cli: dict) -> str:
     f = read["figures"]
     with_q = f.get("files with a query", 0)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     lines = [
         "# Real HiveQL files and CLI speed (issue 12)", "",
         f"Corpus `{corpus.relative_to(ROOT) if corpus.is_relative_to(ROOT) else corpus}`; Python "
@@ -233,10 +220,10 @@ def report(corpus: Path, read: dict, cli: dict) -> str:
         f"{'yes' if cli['explain started a JVM'] else 'no'} | ≤ 2 s, no JVM |",
         f"| `planner analyze` of 1,000 queries (CLI start included) | {cli['analyze 1,000 queries s']:.2f} s wall, "
         f"{cli['analyze CPU s']:.2f} s CPU, JVM started: {'yes' if cli['analyze started a JVM'] else 'no'} | ≤ 2 s |",
-        "", "## Statements skipped, by kind", "", "| kind | statements |", "|---|---:|"]
-    lines += [f"| {k} | {n:,} |" for k, n in read["skipped"].items()]
-    lines += ["", "## Notes attached to queries", "", "| note | queries |", "|---|---:|"]
-    lines += [f"| {k} | {n:,} |" for k, n in read["notes"].items()]
+        "", "## Statements skipped, by kind", "",
+        *markdown_table(["kind", "statements"], ([k, f"{n:,}"] for k, n in read["skipped"].items())),
+        "", "## Notes attached to queries", "",
+        *markdown_table(["note", "queries"], ([k, f"{n:,}"] for k, n in read["notes"].items()))]
     if read["failures"]:
         lines += ["", "## Files that failed", ""] + [f"- {e}" for e in read["failures"]]
     if read["lost"]:
@@ -250,6 +237,7 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", type=Path, default=default if default.is_dir() else ROOT / "tests" / "corpus")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/corpus.*")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     corpus = args.corpus.resolve()
     read = read_corpus(corpus_files(corpus), corpus)
@@ -257,10 +245,7 @@ def main(argv=None) -> int:
     text = report(corpus, read, cli)
     print(text)
     if not args.no_write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "corpus.md").write_text(text, encoding="utf-8")
-        (RESULTS / "corpus.json").write_text(json.dumps({"corpus": str(corpus.name), **read, "cli": cli}, indent=2)
-                                             + "\n", encoding="utf-8")
+        write_result("corpus", text, {"corpus": str(corpus.name), **read, "cli": cli}, args.out_dir, indent=2)
     return 0
 
 

@@ -20,8 +20,6 @@ with ``--quick`` (SF 0.01, small windows).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import pickle
 import random
 import time
@@ -33,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from benchmarks.harness import RESULTS, default_first, load_average, markdown_table, write_result
 from devtools.tpch_data import generate_lineitem
 from devtools.workload_gen.adhoc import adhoc_workload
 from devtools.workload_gen.tpch import tpch_workload
@@ -92,10 +91,6 @@ def table_stats(path: Path, sample_rows: int, seed: int = 7) -> TableStats:
     return TableStats(TABLE, rows, path.stat().st_size, cols, sample, snapshot=f"{path.name}:{rows}")
 
 
-def _best_new(advice):
-    return advice.best_new
-
-
 def _load_cache() -> dict:
     if not ADVICE_CACHE.exists():
         return {}
@@ -129,7 +124,7 @@ def quarter_drift(stats: TableStats, columns: dict, params: CostParams, size: in
     rng = random.Random(seed)
     base_wl = parse_workload("".join(q + ";\n" for q in tpch_workload(size, seed, templates=("q06", "q14"))),
                              "ship-dates.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
-    base = _best_new(advise(base_wl, analyze_table(base_wl, TABLE, columns), stats, params))
+    base = advise(base_wl, analyze_table(base_wl, TABLE, columns), stats, params).best_new
     dates = sorted(stats.sample.column("l_shipdate").to_pylist())
     cut = dates[int(len(dates) * 0.75)]
     text = "".join(f"SELECT sum(l_extendedprice) FROM lineitem WHERE l_shipdate >= DATE '{cut}' "
@@ -137,10 +132,10 @@ def quarter_drift(stats: TableStats, columns: dict, params: CostParams, size: in
     wl = parse_workload(text, "drift.sql", schema=Schema({TABLE: columns}), tables=[TABLE])
     analysis = analyze_table(wl, TABLE, columns)
     model = CostModel(analysis, stats, params)
-    target = _best_new(advise(wl, analysis, stats, params))
+    target = advise(wl, analysis, stats, params).best_new
     plan = plan_relayout(model, base, target, write_cost, max_partitions=params.max_partitions)
     plan = validated(plan, judged_halves(wl, lambda w: CostModel(analyze_table(w, TABLE, columns), stats, params),
-                                         lambda w, m: _best_new(advise(w, m.analysis, stats, params))))
+                                         lambda w, m: advise(w, m.analysis, stats, params).best_new))
     hits = model_for(model, base).evaluate(base).per_scan
     touched = sum(1 for g in plan.gains if g.reads) / max(len(plan.gains), 1)
     return {"base": base.describe(), "target": target.describe(), "cut": str(cut),
@@ -215,7 +210,7 @@ def drift(scale: float, count: int, size: int, step: int, sample_rows: int, seed
         generated, not the layout a strategy holds at this point."""
         if key not in advices:
             t = time.perf_counter()
-            advices[key] = _best_new(advise(wl, model.analysis, stats, params))
+            advices[key] = advise(wl, model.analysis, stats, params).best_new
             log(f"  {label}: best {advices[key].describe()} ({time.perf_counter() - t:.1f} s)")
         return advices[key]
 
@@ -239,10 +234,10 @@ def drift(scale: float, count: int, size: int, step: int, sample_rows: int, seed
 
 
 def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_cost: float, seed: int,
-        log=print, advice_cache: dict | None = None) -> dict:
+        log=print, advice_cache: dict | None = None, data_dir: Path | None = None) -> dict:
     """Every strategy replayed on the drift, the hindsight bound and the quarter drift."""
     t0 = time.perf_counter()
-    d = drift(scale, count, size, step, sample_rows, seed, log, advice_cache)
+    d = drift(scale, count, size, step, sample_rows, seed, log, advice_cache, data_dir)
     stats, columns, params, per, step_models, best, start = (d.stats, d.columns, d.params, d.per, d.step_models,
                                                               d.best, d.start)  # start: advised on the first window
     strategies = {"static": Strategy("static"), "full": Strategy("full", per),
@@ -255,7 +250,7 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
     bound = hindsight(step_models, [best(i) for i in range(len(step_models) - 1)], start)
     quarter = quarter_drift(stats, columns, params, size, seed + 100, write_cost)
     log(f"quarter drift: {quarter}")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
 
     def by_window(values: list) -> list:
         return [values[w * per:(w + 1) * per] for w in range(count)]
@@ -318,16 +313,17 @@ def report(result: dict, command: str) -> str:
                      f"{after('partial, in-sample', i)} | {t['partial, every window']['reads'][i]:,} | "
                      f"{t['partitions']['reads'][i]:,} | {t['full, every step']['reads'][i]:,} | "
                      f"{result['hindsight'][i]:,} |")
-    lines += ["", "| strategy | checks after every | rows read | rows rewritten | total | total with rewrites x c "
-              "| / static | / full |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for s, x in result["strategies"].items():
-        every = "–" if x["kind"] == "static" else f"{x['every'] * step} queries"
-        lines.append(f"| {s} | {every} | {sum(t[s]['reads']):,} | {sum(t[s]['rewritten']):,} | {t[s]['total']:,} | "
-                     f"{t[s]['weighted_total']:,} | {t[s]['total'] / t['static']['total']:.3f} | "
-                     f"{t[s]['total'] / t['full']['total']:.3f} |")
     bound = sum(result["hindsight"])
-    lines.append(f"| hindsight (rewrites free) | {step} queries | {bound:,} | 0 | {bound:,} | {bound:,} | "
-                 f"{bound / t['static']['total']:.3f} | {bound / t['full']['total']:.3f} |")
+    # partial re-layout first: what `planner relayout` does by default
+    lines += ["", *markdown_table(
+        ["strategy", "checks after every", "rows read", "rows rewritten", "total", "total with rewrites x c",
+         "/ static", "/ full"],
+        [*([s, "–" if x["kind"] == "static" else f"{x['every'] * step} queries", f"{sum(t[s]['reads']):,}",
+            f"{sum(t[s]['rewritten']):,}", f"{t[s]['total']:,}", f"{t[s]['weighted_total']:,}",
+            f"{t[s]['total'] / t['static']['total']:.3f}", f"{t[s]['total'] / t['full']['total']:.3f}"]
+           for s, x in default_first(list(result["strategies"].items()), lambda sx: sx[0] == "partial")),
+         ["hindsight (rewrites free)", f"{step} queries", f"{bound:,}", "0", f"{bound:,}", f"{bound:,}",
+          f"{bound / t['static']['total']:.3f}", f"{bound / t['full']['total']:.3f}"]])]
     lines += ["", "| figure | measured | target | met |", "|---|---:|---:|---|",
               f"| partial / static, rows read + rewritten | {ratio_static:.3f} | <= 0.7 | "
               f"{'yes' if ratio_static <= 0.7 else 'no'} |",
@@ -378,7 +374,7 @@ def main(argv=None) -> int:
     ap.add_argument("--write-cost", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--quick", action="store_true", help="SF 0.01, 6 windows of 12 queries, steps of 4")
-    ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--reuse-advice", action="store_true", help="reuse the layouts advised by an earlier run "
                     f"(kept in {ADVICE_CACHE.relative_to(ROOT)}); only valid when advise's code is unchanged")
     a = ap.parse_args(argv)
@@ -390,13 +386,16 @@ def main(argv=None) -> int:
     _save_cache(cache)
     command = ".venv/bin/python -m benchmarks.drift_bench" + (
         " --quick" if a.quick else f" --scale {a.scale:g} --windows {a.windows} --window {a.window} --step {a.step}")
-    text = report(result, command)
-    a.out_dir.mkdir(parents=True, exist_ok=True)
-    (a.out_dir / f"{name}.md").write_text(text + f"\n![cumulative cost]({name}.png)\n")
-    (a.out_dir / f"{name}.json").write_text(json.dumps(result, indent=2))
-    plot(result, a.out_dir / f"{name}.png")
-    print(text)
+    print(write(result, command, a.out_dir, name))
     return 0
+
+
+def write(result: dict, command: str, out_dir: Path, name: str) -> str:
+    """``<name>.md`` (the report and its plot), ``.json`` and ``.png`` in ``out_dir``; returns the report."""
+    text = report(result, command)
+    write_result(name, text + f"\n![cumulative cost]({name}.png)\n", result, out_dir, indent=2)
+    plot(result, out_dir / f"{name}.png")
+    return text
 
 
 if __name__ == "__main__":

@@ -21,14 +21,13 @@ and the in-place re-cut itself is checked by ``benchmarks.drift_check``.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from benchmarks.drift_bench import ROOT, TABLE, _load_cache, _save_cache, drift
-from benchmarks.drift_check import measured
+from benchmarks.drift_check import through_rewrite
+from benchmarks.harness import RESULTS, Answer, load_average, markdown_table, write_result
 from benchmarks.tpch_probe import probes_for
 from devtools.tpch_data import generate_lineitem, load_table
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
@@ -79,10 +78,10 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
         wl = parse_workload(d.steps[i], f"step{i + 1}.sql", schema=schema, tables=[TABLE])
         read = 0
         for probe in probes_for(wl.queries, TABLE, d.columns, kinds):
-            got, rows = measured(spark, probe.sql(table))
-            wrong += got != sorted(tuple(r) for r in spark.sql(probe.sql(plain)).collect())
+            got = through_rewrite(spark, probe.sql(table))
+            wrong += got.answer != Answer.of(spark.sql(probe.sql(plain)).collect())
             probes_run += 1
-            read += rows
+            read += got.read()
         return read
 
     steps: list[dict] = []
@@ -121,7 +120,7 @@ def run(scale: float, count: int, size: int, step: int, sample_rows: int, write_
         spark.stop()
     return {"scale": scale, "rows": d.stats.rows, "step_queries": step, "window_queries": size,
             "layouts": [layout.describe() for layout, _ in tenures], "steps": steps,
-            "probes": probes_run, "wrong": wrong, "load": round(os.getloadavg()[0], 2)}
+            "probes": probes_run, "wrong": wrong, "load": round(load_average(), 2)}
 
 
 def report(r: dict, command: str) -> str:
@@ -138,22 +137,24 @@ def report(r: dict, command: str) -> str:
              f"layout (the first one, held throughout), each built fresh from the source; rows read are Spark's "
              f"scan metrics, rows rewritten the replay's (the rows of the partitions each action re-cut). "
              f"Load average {r['load']}.", "",
-             "| figure | Spark | model |", "|---|---:|---:|",
-             f"| rows read over the replay, partial | {spark:,} | {model:,} ({model / max(spark, 1) - 1:+.1%}) |",
-             f"| rows read over the replay, static | {static_spark:,} | {static_model:,} "
-             f"({static_model / max(static_spark, 1) - 1:+.1%}) |",
-             f"| partial / static, rows read + rewritten ({rewritten:,} rewritten) | "
-             f"{(spark + rewritten) / max(static_spark, 1):.3f} | {(model + rewritten) / max(static_model, 1):.3f} |",
-             f"| largest step error, partial | step {worst['step']}: {worst['spark']:,} | {worst['model']:,} "
-             f"({worst['model'] / max(worst['spark'], 1) - 1:+.1%}) |",
-             f"| wrong answers (every probe's count and checksum against the plain table) | {r['wrong']} | target 0 |",
-             "", "| layout | held by partial |", "|---:|---|"]
-    lines += [f"| {k} | `{text}` |" for k, text in enumerate(r["layouts"])]
-    lines += ["", "| step | layout | Spark rows | model rows | model ÷ Spark | static: Spark rows | static: model rows "
-              "| partial's action after it |", "|---:|---:|---:|---:|---:|---:|---:|---|"]
-    lines += [f"| {s['step']} | {s['layout']} | {s['spark']:,} | {s['model']:,} | "
-              f"{s['model'] / max(s['spark'], 1):.3f} | {s['static_spark']:,} | {s['static_model']:,} | "
-              f"{s['action']} |" for s in r["steps"]]
+             *markdown_table(["figure", "Spark", "model"], [
+                 ["rows read over the replay, partial", f"{spark:,}", f"{model:,} ({model / max(spark, 1) - 1:+.1%})"],
+                 ["rows read over the replay, static", f"{static_spark:,}",
+                  f"{static_model:,} ({static_model / max(static_spark, 1) - 1:+.1%})"],
+                 [f"partial / static, rows read + rewritten ({rewritten:,} rewritten)",
+                  f"{(spark + rewritten) / max(static_spark, 1):.3f}",
+                  f"{(model + rewritten) / max(static_model, 1):.3f}"],
+                 ["largest step error, partial", f"step {worst['step']}: {worst['spark']:,}",
+                  f"{worst['model']:,} ({worst['model'] / max(worst['spark'], 1) - 1:+.1%})"],
+                 ["wrong answers (every probe's count and checksum against the plain table)", r["wrong"],
+                  "target 0"]]),
+             "", *markdown_table(["layout", "held by partial"], ([k, f"`{text}`"] for k, text in enumerate(r["layouts"])),
+                                 align="rl"),
+             "", *markdown_table(["step", "layout", "Spark rows", "model rows", "model ÷ Spark", "static: Spark rows",
+                                  "static: model rows", "partial's action after it"],
+                                 ([s["step"], s["layout"], f"{s['spark']:,}", f"{s['model']:,}",
+                                   f"{s['model'] / max(s['spark'], 1):.3f}", f"{s['static_spark']:,}",
+                                   f"{s['static_model']:,}", s["action"]] for s in r["steps"]), align="rrrrrrrl")]
     return "\n".join(lines) + "\n"
 
 
@@ -175,9 +176,7 @@ def main(argv=None) -> int:
     command = (f".venv/bin/python -m benchmarks.drift_replay_check --scale {a.scale:g} --windows {a.windows} "
                f"--window {a.window} --step {a.step}")
     text = report(r, command)
-    out = ROOT / "benchmarks" / "results" / (a.out or f"drift_replay_sf{a.scale:g}.md")
-    out.write_text(text)
-    out.with_suffix(".json").write_text(json.dumps(r, indent=2))
+    write_result(Path(a.out or f"drift_replay_sf{a.scale:g}.md").stem, text, r, RESULTS, indent=2)
     print(text)
     return 0
 

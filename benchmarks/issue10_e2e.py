@@ -13,12 +13,12 @@ copy of the table, in the session time zone of the apply and in another one. Bef
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.harness import ROOT, RESULTS, load_average, markdown_table, write_result
+
 DB = "issue10_e2e"
 COLUMNS = "k INT, d DECIMAL(15,2), x DECIMAL(15,6), y DECIMAL(15,3), c CHAR(10), f FLOAT, ts TIMESTAMP"
 ZONES = ("America/Los_Angeles", "Asia/Tokyo")  # applied in the first, queried in both
@@ -61,6 +61,15 @@ def source_select(rows: int) -> str:
 
 
 def run(spark, rows: int) -> list[dict]:
+    """Every count of the two layouts, in both zones; the session's own zone is restored after."""
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        return _compare(spark, rows)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def _compare(spark, rows: int) -> list[dict]:
     import planner
     from hive_integration.apply.apply_layout import SparkRunner, apply_layout
     from hive_integration.metastore.layouts import session_settings
@@ -129,15 +138,18 @@ def report(results: list[dict], rows: int, seconds: float, load: str) -> str:
              f"load average {load} (2 cores, shared). Counts are Spark's; `files` is files read / files "
              "of the table.", ""]
     steps = list(dict.fromkeys(r["step"] for r in results))
-    lines += ["| step | queries x zones | wrong counts | pruned (read fewer files) |", "|---|---|---|---|"]
-    for step in steps:
+
+    def summary(step: str) -> list:
         rs = [r for r in results if r["step"] == step]
         wrong = sum(r["got"] != r["want"] for r in rs)
         pruned = sum(int(r["files"].split("/")[0]) < int(r["files"].split("/")[1]) for r in rs)
-        lines.append(f"| {step} | {len(rs)} | {wrong} | {pruned} |")
-    lines += ["", "| step | zone | where | source rows | rows returned | files |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['step']} | {r['zone']} | `{r['where']}` | {r['want']:,} | {r['got']:,} | {r['files']} |"
-              for r in results]
+        return [step, len(rs), wrong, pruned]
+
+    lines += markdown_table(["step", "queries x zones", "wrong counts", "pruned (read fewer files)"],
+                            map(summary, steps), align="llll")
+    lines += ["", *markdown_table(["step", "zone", "where", "source rows", "rows returned", "files"],
+                                  ([r["step"], r["zone"], f"`{r['where']}`", f"{r['want']:,}", f"{r['got']:,}",
+                                    r["files"]] for r in results), align="llllll")]
     return "\n".join(lines) + "\n"
 
 
@@ -145,17 +157,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=300_000)
     ap.add_argument("--state-dir", default=str(ROOT / ".planner" / "issue10_e2e"))
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "issue10_e2e.md"))
+    ap.add_argument("--out", default=str(RESULTS / "issue10_e2e.md"))
     args = ap.parse_args(argv)
     from hive_integration.spark.session import build_spark_session
 
     spark = build_spark_session(Path(args.state_dir), app_name="issue10-e2e")
     started = time.monotonic()
     results = run(spark, args.rows)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    text = report(results, args.rows, time.monotonic() - started, load)
+    text = report(results, args.rows, time.monotonic() - started, f"{load_average():.2f}")
     print(text)
-    Path(args.out).write_text(text)
+    out = Path(args.out)
+    write_result(out.stem, text, out_dir=out.parent)
     return 1 if any(r["got"] != r["want"] for r in results) else 0
 
 

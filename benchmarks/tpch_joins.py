@@ -24,8 +24,9 @@ the copy then reads both tables as loaded.
 
 Figures: rows, partitions and files the lineitem scans read (Spark's scan metrics, not estimates)
 and the wall time of each query (the fastest of ``--rounds`` runs, the set-ups' order rotated from
-round to round and query to query; the load average is printed).
-Results are compared with the copy's, row for row.
+round to round and query to query by ``benchmarks.harness.schedule``; the load average is
+recorded with every run). Every run's answer (count and checksum of its rows) is compared with
+the copy's.
 
     .venv/bin/python -m benchmarks.tpch_joins [--scale 1] [--rounds 3] [--state-dir .planner/bench-joins] [--layout month]
 """
@@ -33,20 +34,19 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
-import os
 import random
 import re
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.harness import RESULTS, load_average, measure as measured, schedule, write_result
+from benchmarks.tpch_setup import session_conf, tiny_params
 from devtools.tpch_data import generate_table, load_table
 from devtools.workload_gen.tpch import TEMPLATES
 from hive_integration.spark import join_ranges
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
 from hive_integration.metastore.layouts import sql as planner_sql
-from hive_integration.spark.metrics import collect_scan_metrics, scans_kept
 from hive_integration.spark.session import build_spark_session
 from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
@@ -59,6 +59,7 @@ from planner.workload.scans import schema_from_ddl
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = ("lineitem", "orders", "customer", "nation", "region", "supplier", "part", "partsupp")
 HELD_OUT = ("q05", "q08", "q21", "q03", "q04", "q10")
+TINY_BYTES = 16 * 2**20
 SPARK_JOIN_CONF = ("spark.sql.optimizer.dynamicPartitionPruning.enabled",
                    "spark.sql.optimizer.runtime.bloomFilter.enabled")
 
@@ -108,6 +109,8 @@ def advised_layout(spark, db: str, wl, analysis, state: Path, log, table: str = 
                                 analysis.join_columns()[:MAX_COLUMNS], log)
     groups = sum(len(f.row_groups or ()) for f in stats.data_files or ())
     params = CostParams(row_group_rows=max(1, round(stats.rows / max(groups, 1))))
+    if stats.bytes < TINY_BYTES:  # the smoke run's few MB: partitions small enough to cut them
+        params = tiny_params(params)
     t1 = time.monotonic()
     advice = advise(wl, analysis, stats, params, log)
     log(f"statistics and sample join in {t1 - t0:.1f} s, search in {time.monotonic() - t1:.1f} s "
@@ -246,26 +249,21 @@ def copy_text(sql: str, tables: tuple[str, ...]) -> str:
 
 
 def measure(spark, db: str, sql: str, mode: str, laid_out: tuple[str, ...] = ("lineitem",)) -> dict:
-    """One run of ``sql``: its rows, the lineitem scans' metrics and the wall time. The copy reads
+    """One run of ``sql``: its answer, the lineitem scans' metrics and the wall time. The copy reads
     the ``laid_out`` tables as loaded."""
     text = sql if mode != "copy" else copy_text(sql, laid_out)
-    with scans_kept(spark):
-        t0 = time.monotonic()
-        if mode == "layout+joins":
-            df = planner_sql(spark, text)
-        elif mode == "layout":
-            df = _without_join_ranges(spark, text)
-        else:
-            df = spark.sql(text)
-        planned = time.monotonic() - t0  # the planner's rewrite (its metastore and file look-ups), or Spark's parse
-        rows = df.collect()
-        wall = time.monotonic() - t0
-        metrics = collect_scan_metrics(df)
-        scans = [m for m in metrics if m.table.split(".")[-1] in ("lineitem", "lineitem_copy")]
-        orders = [m for m in metrics if m.table.split(".")[-1] in ("orders", "orders_copy")]
-    return {"rows": sorted(map(lambda r: tuple(map(str, r)), rows)), "wall": wall, "planned": planned,
-            "li_rows": sum(m.rows for m in scans), "li_parts": sum(m.partitions or 0 for m in scans),
-            "li_files": sum(m.files for m in scans), "li_scans": len(scans), "o_rows": sum(m.rows for m in orders)}
+    if mode == "layout+joins":
+        m = measured(spark, lambda: planner_sql(spark, text))
+    elif mode == "layout":
+        m = measured(spark, lambda: _without_join_ranges(spark, text))
+    else:
+        m = measured(spark, text)
+    scans = m.scans_of("lineitem", "lineitem_copy")
+    # planned: the planner's rewrite (its metastore and file look-ups), or Spark's parse
+    return {"answer": (m.answer.count, m.answer.checksum), "wall": m.seconds, "planned": m.planned,
+            "li_rows": sum(s.rows for s in scans), "li_parts": sum(s.partitions or 0 for s in scans),
+            "li_files": sum(s.files for s in scans), "li_scans": len(scans),
+            "o_rows": m.read("orders", "orders_copy"), "load": m.load}
 
 
 def _without_join_ranges(spark, text: str):
@@ -288,17 +286,15 @@ def run(spark, db: str, queries, log, done=lambda results: None, rounds: int = 3
     query). The set-ups' order rotates from round to round and from query to query, so no set-up is
     always the first to meet a query's plan and data (the first run of a query is the slowest)."""
     out = []
-    for r in range(rounds):
-        for i, (name, sql) in enumerate(queries):
-            k = (r + i) % len(RUNS)
-            for mode, spark_on in RUNS[k:] + RUNS[:k]:
-                for key in SPARK_JOIN_CONF:
-                    spark.conf.set(key, "true" if spark_on else "false")
-                m = measure(spark, db, sql, mode, laid_out)
-                m.update(query=name, mode=mode, spark_joins=spark_on, round=r + 1)
-                out.append(m)
-                log(f"round {r + 1} {name} {mode:13} dpp/bloom {'on ' if spark_on else 'off'}: lineitem rows "
-                    f"{m['li_rows']:,} parts {m['li_parts']} in {m['wall']:.1f} s")
+    for r, (name, sql), (mode, spark_on) in schedule(RUNS, rounds, queries):
+        for key in SPARK_JOIN_CONF:
+            spark.conf.set(key, "true" if spark_on else "false")
+        m = measure(spark, db, sql, mode, laid_out)
+        m.update(query=name, mode=mode, spark_joins=spark_on, round=r + 1)
+        out.append(m)
+        log(f"round {r + 1} {name} {mode:13} dpp/bloom {'on ' if spark_on else 'off'}: lineitem rows "
+            f"{m['li_rows']:,} parts {m['li_parts']} in {m['wall']:.1f} s")
+        if len(out) % len(RUNS) == 0:
             done(out)
     for key in SPARK_JOIN_CONF:
         spark.conf.unset(key)
@@ -321,7 +317,7 @@ def report(results: list[dict], total_rows: int, scale: float, load: tuple, minu
            layout: str = "by month of `l_shipdate` (85 partitions)", flags: str = "") -> str:
     by = fastest(results)
     wrong = [f"{r['query']} {r['mode']} round {r['round']}" for r in results
-             if r["rows"] != by[(r["query"], "copy", True)]["rows"]]
+             if r["answer"] != by[(r["query"], "copy", True)]["answer"]]
     rounds = max(r["round"] for r in results)
     lines = [f"# Join-induced pruning on TPC-H SF {scale:g}: lineitem scans of whole join queries", "",
              f"Reproduce: `.venv/bin/python -m benchmarks.tpch_joins --scale {scale:g} --rounds {rounds}{flags}` "
@@ -333,7 +329,7 @@ def report(results: list[dict], total_rows: int, scale: float, load: tuple, minu
              "three), not estimates. `layout` prunes by the query's own lineitem predicates, `+joins` also "
              "through its inner joins by the per-partition ranges recorded at apply. DPP/bloom: Spark's dynamic "
              "partition pruning and runtime bloom filters (both on by default; `off` sets both to false).", "",
-             f"Wrong answers (full results of every run compared with the plain copy's): {len(wrong)}"
+             f"Wrong answers (every run's count and checksum of its rows compared with the plain copy's): {len(wrong)}"
              + (f" ({', '.join(wrong)})" if wrong else ""), "",
              "| query | rows copy | rows layout | rows layout+joins | % of table | partitions layout → +joins "
              "| wall copy s (DPP/bloom on / off) | wall layout s | wall +joins s (on / off) | of which rewrite s |",
@@ -365,12 +361,6 @@ def report(results: list[dict], total_rows: int, scale: float, load: tuple, minu
     return "\n".join(lines) + "\n"
 
 
-def session_conf(scale: float) -> dict[str, str]:
-    """Driver memory and shuffle partitions for ``scale``: SF 1's 4g and 8 are sized for 6 M rows."""
-    big = scale >= 5
-    return {"spark.driver.memory": "8g" if big else "4g", "spark.sql.shuffle.partitions": "32" if big else "8"}
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.tpch_joins", description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0)
@@ -380,7 +370,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every query in every set-up (the set-ups' "
                     "order rotated); each wall time is the fastest")
     ap.add_argument("--only", nargs="*", default=None, help="templates to run (q05 q08 q21 q03 q04 q10)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--layout", choices=("advised", "month", "held", "sideways"), default="advised",
                     help="lineitem's layout: what advise picks (default), the hand-built month ranges, or the "
                          "layout it holds from an earlier run (with its join ranges; no advise, no apply)")
@@ -390,7 +380,7 @@ def main(argv=None) -> int:
                          "both tables as loaded")
     ap.add_argument("--setup-only", action="store_true", help="advise and apply, then stop")
     args = ap.parse_args(argv)
-    started, load0 = time.monotonic(), os.getloadavg()[0]
+    started, load0 = time.monotonic(), load_average()
     state = Path(args.state_dir) / f"sf{args.scale:g}"
     spark = build_spark_session(state / "spark", app_name="tpch-joins", conf=session_conf(args.scale))
     db = "bench_joins" + ("_sideways" if args.layout == "sideways" else "")
@@ -413,16 +403,14 @@ def main(argv=None) -> int:
         ("_sideways" if args.layout == "sideways" else "")
 
     def write(results: list[dict]) -> str:
-        text = report(results, total, args.scale, (load0, os.getloadavg()[0]), (time.monotonic() - started) / 60,
+        text = report(results, total, args.scale, (load0, load_average()), (time.monotonic() - started) / 60,
                       {"advised": f"as advised: {described}", "held": f"as advised by an earlier run: {described}",
                        "month": "by month of `l_shipdate` (85 partitions, hand-built)",
                        "sideways": f"as advised, each partition split by the supplier's region: {described}"
                        }[args.layout],
                       (f" --layout {args.layout}" if args.layout != "advised" else "")
                       + (" --with-orders" if args.with_orders else ""))
-        (out / f"{name}.md").write_text(text)
-        (out / f"{name}.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "rows"}
-                                                      for r in results], indent=1))
+        write_result(name, text, results, out)
         return text
 
     queries = [q for q in held_out_queries(args.seed, args.per_template) if not args.only or q[0] in args.only]
