@@ -2,7 +2,7 @@
 
 Why: the planner's demos, tests and benchmarks all run over lineitem.  tpchgen-cli
 (a Rust binary installed as a Python wheel) writes a scale-factor-1 file in ~6 s
-and accepts fractional scale factors (``-s 0.01`` -> 60,175 rows, ~2 MB, <1 s).
+and accepts fractional scale factors (``-s 0.01`` -> 60,175 rows, ~2 MB).
 
 tpchgen-cli 4.0 writes ONE file ``<out>/lineitem.parquet`` unless ``--parts N``
 is given, in which case it writes ``<out>/lineitem/lineitem.<n>.parquet``; we

@@ -4,15 +4,14 @@ The rewrite reads, for every table a query names, its TBLPROPERTIES (is it laid 
 columns (the types the rewrite compares by, and the joined tables' names) and, for the joined
 tables, a snapshot of their data files (``join_ranges.table_snapshot``). Through Spark SQL that
 was ``SHOW TBLPROPERTIES`` + ``DESCRIBE`` + ``spark.table(t).inputFiles()`` per table: three
-statements parsed, analysed and collected, 0.4–0.9 s a TPC-H join query.
+statements parsed, analysed and collected for every table of every query.
 Here one call to the session catalog gives all three (``getTableRawMetadata``, or
 ``getTablesByName`` for all of a query's tables of one database; either still asks the metastore
 every time: nothing is cached across queries), and a table's files are listed with Hadoop's
 ``FileSystem`` directly. Each round trip to the JVM counts (py4j: a socket exchange each), so a
 directory's file statuses and a table's partitions come back as JSON in one call each, and no
-py4j iterator is walked (its end is a Java exception, converted at ~40 ms). The rewrites of
-``benchmarks.tpch_joins``' six queries make ~260 calls each instead of ~720
-(``benchmarks.rewrite_profile``).
+py4j iterator is walked (its end is a Java exception, slow to convert). The round trips of a
+rewrite: ``benchmarks/results/rewrite_profile_sf1.md``.
 
 Two things must match Spark exactly, and tests check both against Spark itself:
 

@@ -163,8 +163,8 @@ def read_footers(uris: Sequence[str], partition_columns: Sequence[str] = (),
 
 def partition_columns(spark: SparkSession, table: str) -> list[str]:
     """The table's Hive partition columns, lower case. From the session catalog's table metadata
-    (one metastore lookup, 0.02 s on SF 1 lineitem) where the JVM can be asked; ``listColumns``
-    takes 0.15 s alone and up to 1.8 s beside the statistics pass's sample job."""
+    (one metastore lookup) where the JVM can be asked; ``listColumns`` is much slower,
+    more so beside the statistics pass's sample job."""
     try:
         state = spark._jsparkSession.sessionState()
         names = state.catalog().getTableMetadata(state.sqlParser().parseTableIdentifier(table)).partitionColumnNames()
@@ -189,7 +189,7 @@ def with_positions(df: DataFrame, files_by_size: Mapping[int, str] | None = None
 
     With ``files_by_size`` (the table's files by their size, every size distinct) a row names its
     file by the file's size, a number, instead of its path: a path string on every sampled row
-    costs the statistics pass about 0.35 s of its 3.5 s on SF 1 lineitem. ``normalize_positions``
+    slows the statistics pass down noticeably. ``normalize_positions``
     turns the sizes back into paths."""
     file = F.col("_metadata.file_size") if files_by_size else F.col("_metadata.file_path")
     try:

@@ -157,9 +157,9 @@ def _sample(spark: SparkSession, table: str, rows: int | None, sample_rows: int,
     """(a uniform sample of about ``sample_rows`` rows, the table's row count), in one pass.
 
     With ``positions`` each sampled row carries its file and row number: the table's own order,
-    which prices the table as it is only where its footers cannot be read. They are not free (SF 10
-    lineitem, ``benchmarks/results/tpch_build_sf10.md``: the statistics pass 1.39x a count scan plus
-    the bare sample query with them, 0.98x without), so the caller asks for them only then."""
+    which prices the table as it is only where its footers cannot be read. They are not free (the
+    statistics pass with and without them: ``benchmarks/results/tpch_build_sf10.md``), so the caller
+    asks for them only then."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 

@@ -101,8 +101,8 @@ class Advice:
         (``planner.model.layout``), the Spark types of the columns its regions name, the session it was
         advised under, and the write hints the cost model assumed (row group and page rows, files
         per partition). Written without those hints, Parquet's defaults (20,000-row pages, 128 MB
-        row groups) make a layout read more than it was priced at: up to 1.3x in a step of the drift
-        replay at SF 1 (the lead's note of ``benchmarks/results/drift_replay_sf1.md``)."""
+        row groups) make a layout read more than it was priced at (the drift replay on Spark,
+        ``benchmarks/results/drift_replay_sf1.md``)."""
         types = tuple((a, self.analysis.types[a]) for a in cost.layout.attributes if a in self.analysis.types)
         best = with_generation(replace(cost.layout, types=types, settings=self.analysis.settings))
         meta = dict(best.meta) | {

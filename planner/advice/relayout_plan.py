@@ -22,8 +22,8 @@ root is therefore a candidate of its own: the whole table laid out as the target
     re-lay out the table   iff   gain(table) − c × rows(table) > 0  and beats the partitions' plan
                                  Σ_chosen [gain(P) − c × rows(P)]
 
-(a drift from ship-date to ship-mode queries at TPC-H SF1: re-cutting all 27 partitions into 567
-pieces gains 88M rows on the window, laying out the table as the target 117M; both rewrite 6M).
+(a drift from ship-date to ship-mode queries re-cuts every partition into many pieces sorted for the
+old queries; laying out the whole table as the target rewrites as many rows and gains more).
 
 The new layout stays one consistent description: the untouched partitions keep their ids (and the
 generation that made them), the pieces get ids of a new generation (a digest of the new layout's

@@ -11,7 +11,7 @@ rewrite) and prints Spark's scan metrics. ``relayout`` applies the partial re-la
 
 Run on a schedule over a sliding window (``--from-eventlog DIR --last 40``: the 40 most recent
 queries), ``relayout`` follows a drift a few queries after it starts: a check that pays nothing
-rewrites nothing (``benchmarks/drift_bench.py``: checking every 10 queries instead of every 40).
+rewrites nothing (``benchmarks/results/drift.md`` compares checking every 10 queries with every 40).
 """
 from __future__ import annotations
 

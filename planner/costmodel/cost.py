@@ -55,8 +55,8 @@ class CostParams:
     target_file_bytes: int = 128 * 1024 * 1024
     row_group_rows: int = 15_000  # rows per Parquet row group the layout is written with
     # Rows per Parquet page the layout is written with (parquet.page.row.count.limit). Spark skips
-    # pages by their column index, so a page is the finest unit it skips; at 5,000 rows the files
-    # grow by < 1% (lineitem SF1) and skipping gets three times finer than 15,000-row groups.
+    # pages by their column index, so a page is the finest unit it skips: three times finer than
+    # 15,000-row groups. Finer pages cost more to decode than they save (benchmarks/results/page_size_sf1.md).
     page_rows: int = 5_000
     min_partition_bytes: int = 4 * 1024 * 1024
     max_partitions: int = 1_000  # hive.exec.max.dynamic.partitions
@@ -80,7 +80,8 @@ class CostParams:
     robustness_columns: tuple[str, ...] = ()
     # An ordered pick is written where its rows are read, skipping the shuffle that gives each
     # partition one sorted run, when the runs the splits leave (``write_runs``) cost the workload at
-    # most this share more (``planner.advice.ranking``). SF 1 TPC-H: +0.5 % rows for a build 1.2x faster.
+    # most this share more (``planner.advice.ranking``): a shuffle of every row costs a build more
+    # than a few per cent more rows read cost the workload.
     local_write_tolerance: float = 0.02
 
     @property

@@ -20,9 +20,9 @@ when its footers cannot be read (``planner.costmodel.current``).
 
 A new layout's writer does not keep that order: Spark's sort merges its spill runs round-robin
 where keys tie, so rows of an unordered partition (or of one sort key value) come interleaved from
-several places of the source (measured: a partition of lineitem written ``SORT BY planner_pid``
-alternates rows of ``l_orderkey`` 1… and 4,335,233…, and reads 3.8x the rows of an
-``l_orderkey`` range). So the cost model breaks ties at random (``salt``), and the planner keeps
+several places of the source (a partition of lineitem written ``SORT BY planner_pid`` alternates
+rows from the start and the middle of ``l_orderkey``'s range, so a range of ``l_orderkey`` reads
+several times its rows). So the cost model breaks ties at random (``salt``), and the planner keeps
 an order it needs by sorting on it explicitly.
 """
 from __future__ import annotations

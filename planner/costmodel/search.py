@@ -330,8 +330,8 @@ def coarse_cuts(model: CostModel, attrs: Sequence[str], columns: int = COARSE_CO
 
     Kept in the load order inside (``l_orderkey``), a lookup on the key the table is clustered
     on reads one run per partition: one or two pages more each. A few partitions can stay
-    within the guard's 1.2x where the full CPS plan does not (SF 1 Q6 variants: the guarded pick
-    is three ranges of ``l_quantity``, ``benchmarks/results/issue11/tpch_sf1.md``)."""
+    within the guard's 1.2x where the full CPS plan does not (the guarded Q6 pick of
+    ``benchmarks/results/issue11/tpch_sf1.md`` is one)."""
     from planner.costmodel.dpmerge import cps_single_column
 
     out: list[Layout] = []

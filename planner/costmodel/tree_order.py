@@ -38,10 +38,9 @@ from planner.model.layout import Ordering
 from planner.semantics.kinds import Kind
 
 #: 256 leaves. The writer numbers a row's leaf with a nested CASE of one branch per leaf
-#: (``planner.emit.tree_order_sql``), and its size is what the write pays for: on SF 1 lineitem
-#: (``SELECT sum(hash(<leaf>))``, columns alone 3.7 s) 918 leaves took 10.3 s, because Spark's
-#: generated code outgrows the JVM's 64 KB method limit and runs interpreted; 248 leaves 5.7 s.
-#: The TPC-H advice's tree read 0.4 % more rows at 248 leaves than at 918 (model, SF 1).
+#: (``planner.emit.tree_order_sql``), and its size is what the write pays for: past a few hundred
+#: leaves Spark's generated code outgrows the JVM's 64 KB method limit and runs interpreted, while
+#: the leaves a deeper tree adds save the reads little (its top levels do the skipping).
 MAX_TREE_DEPTH = 8
 
 

@@ -42,9 +42,8 @@ does not know that the key orders the partitions, so ``TREE_SETTINGS`` turn off 
 (which would sort by the partition again and drop our sort as redundant) and let each task keep
 one open file per partition (``spark.sql.maxConcurrentOutputFileWriters``, set to the layout's
 partition count so it never falls back to a sort of its own). Each file receives its rows in the
-key's order. SF 1 lineitem, the TPC-H advice with regressions allowed (33 partitions, 256-leaf
-tree then ``l_orderkey``), ``benchmarks/tree_key_bench.py``: 1.58x the copy, against 1.74x as
-``SORT BY planner_pid, …`` and 1.73x with the key but without the partition's rank.
+key's order. The emitted key, the same without the partition's rank, and ``SORT BY planner_pid,
+…`` built side by side against a copy: ``benchmarks/results/tree_key_sf1.md``.
 """
 from __future__ import annotations
 
@@ -73,8 +72,8 @@ def _var_set(key: str, value: str) -> exp.Set:
 
 #: Spark: a whole-stage-generated Java method above 8,000 bytes of bytecode is never JIT-compiled
 #: by HotSpot (``-XX:HugeMethodLimit``) and runs interpreted. A layout's CASEs easily get there
-#: (on SF 1 lineitem, 83 month partitions: 29 s of CPU for the partition CASE, against 2.8 s with
-#: this limit; the z-value of four columns 21 s against 6 s). At 8,000 Spark falls back to
+#: (the partition CASE of a few dozen month ranges, the z-value of four columns), and interpreted
+#: they cost many times the CPU of compiled code. At 8,000 Spark falls back to
 #: per-operator code, which it splits into small methods; Spark's own docs advise the value on
 #: HotSpot. The apply runner restores the session's value afterwards.
 SPARK_SETTINGS = (("spark.sql.codegen.hugeMethodLimit", "8000"),)

@@ -25,9 +25,8 @@ partition's rows as sorting by both would (ties beyond the range, or closer than
 equal: order is only ever a matter of speed, since pruning reads the files' own statistics). One
 key of 64 bits is what Spark sorts fastest: a radix sort on the sort prefix, no comparison of
 whole rows. The rank on top keeps a partition's rows together, so the writer appends to one file
-at a time instead of switching between open files row by row (SF 1, the allowed TPC-H pick,
-``benchmarks/tree_key_bench.py``: 1.58x the copy against 1.73x without the rank, executor CPU
-1.46x against 1.63x). The subtraction runs only inside ``(lo, hi)``, so it cannot overflow under
+at a time instead of switching between open files row by row (the key with and without the rank,
+built against a copy: ``benchmarks/results/tree_key_sf1.md``). The subtraction runs only inside ``(lo, hi)``, so it cannot overflow under
 ANSI mode.
 """
 from __future__ import annotations
