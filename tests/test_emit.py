@@ -183,6 +183,10 @@ def emitted(dialect: str) -> dict[str, str]:
         f"apply_tree_{dialect}.sql": "".join(s + ";\n" for s in apply_statements(
             tree_layout(), COLUMNS, "tpch.lineitem", "tpch.lineitem__planner_new", dialect=dialect, backup=BACKUP)),
         f"ddl_{dialect}.sql": create_table_sql(layout, COLUMNS, "tpch.lineitem__planner_new", dialect=dialect) + ";\n",
+        # FLOAT/DOUBLE columns are written without a dictionary (issue 30: -0.0 and +0.0)
+        f"ddl_floating_{dialect}.sql": create_table_sql(
+            layout, {**COLUMNS, "l_extendedprice": "double", "L_Tax": "float", "l_dims": "struct<w:double,n:int>"},
+            "tpch.lineitem__planner_new", dialect=dialect) + ";\n",
         f"apply_{dialect}.sql": "".join(s + ";\n" for s in apply_statements(
             layout, COLUMNS, "tpch.lineitem", "tpch.lineitem__planner_new", dialect=dialect, backup=BACKUP,
             files={2: 4})),

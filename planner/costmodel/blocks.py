@@ -471,6 +471,10 @@ class BlockReader:
     def _simulated_encoding(self, attribute: str, firsts: np.ndarray) -> np.ndarray:
         b, pop = self.blocks, self.population
         uniq = pop.sample.uniques(attribute)
+        if isinstance(next((v for v in uniq if v is not None), None), (float, np.floating)):
+            # the planner's tables store FLOAT/DOUBLE pages plain (``planner.emit.ddl``: the
+            # dictionary filter tells -0.0 from +0.0), so no dictionary drops their row groups
+            return np.zeros(len(firsts), dtype=bool)
         width = plain_width(uniq)
         if width is None or b.sampled is None or b.group_of is None or not len(firsts):
             return np.ones(len(firsts), dtype=bool)

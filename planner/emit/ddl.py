@@ -19,6 +19,42 @@ sqlglot expresses the whole statement (``exp.Create`` with ``exp.Schema``,
 ``PartitionedByProperty``, ``FileFormatProperty`` and plain ``Property`` pairs). The one
 difference between dialects: for ``spark`` sqlglot moves the partition column into the column list
 and prints ``PARTITIONED BY (planner_pid)``; Spark 4.3 accepts both forms for Hive tables.
+
+No dictionary for FLOAT and DOUBLE columns (``floating_point_properties``). A layout changes which
+values share a row group, so it can leave a row group holding -0.0 and no +0.0 (or the reverse).
+parquet-java's dictionary filter (``DictionaryFilter``, on by default under Spark's
+``spark.sql.parquet.filterPushdown``) tests a pushed literal against the chunk's dictionary as a
+``HashSet<Double>`` and with ``Double.compare``, both of which tell -0.0 from +0.0 by their bits,
+where Spark's SQL counts them equal. So ``x = 0.0``, ``x >= 0.0``, ``x IN (1.5, 0.0)`` drop a row
+group of -0.0 rows, and ``x = -0.0D``, ``x <= -0.0D`` one of +0.0 rows: a plain ``SELECT`` on the
+laid-out table returns fewer rows than on the source. The table properties
+``parquet.enable.dictionary#<column>=false`` make every writer of the table (the apply, a re-layout's
+staging table, ``planner append``, Hive's writer) store those columns' pages plain, so the filter has
+no dictionary to consult (it reads the row group whenever a chunk has a non-dictionary page). The
+values are written bit for bit as before: -0.0 stays -0.0.
+
+Why that is complete, filter by filter, for the reader Spark ships (parquet-java 1.17):
+
+* row-group statistics: the reader widens a zero bound to both signs when it reads them
+  (``Statistics`` builders: a min of +0.0 reads as -0.0, a max of -0.0 as +0.0), and a chunk with
+  a NaN has no usable statistics, so a range test never drops a zero of the other sign;
+* the column index (page statistics): widened the same way when written, and a NaN page
+  invalidates the index;
+* bloom filters hash a double's bits too; the planner never asks for one on a FLOAT or DOUBLE
+  column (``planner.costmodel.bloom.KINDS``), and where the source's own properties ask for bloom
+  filters the new table turns them off for those columns;
+* the record-level filter (``spark.sql.parquet.recordLevelFilter.enabled``, off by default) compares
+  with ``Double.compare`` row by row and is wrong on the source table just as on a laid-out one:
+  not a thing a layout can change, and named in the docs as unsupported;
+* every other type's dictionary holds values that compare as Spark's SQL does (integers, decimals,
+  dates, timestamps, and strings and binaries byte for byte); the reader-edge tests
+  (``tests/test_reader_edges_spark.py``) prove each family, and ``apply`` runs a probe of filtered
+  queries on both tables before the swap (``hive_integration.apply.probe_check``).
+
+The cost: FLOAT and DOUBLE columns with few distinct values take more bytes (plain 4 or 8 bytes a
+value instead of a short dictionary id), and a lookup on such a column no longer drops the row
+groups whose dictionary lacks the value (the cost model prices the layout's tables without those
+dictionaries). ORC is unaffected: it keeps no dictionary for floating-point columns.
 """
 from __future__ import annotations
 
@@ -194,6 +230,47 @@ def bloom_filter_properties(layout: Layout, file_format: str = "PARQUET") -> dic
     return out
 
 
+FLOATING_TYPES = ("float", "double", "real")
+
+
+def _floating_paths(name: str, type_: exp.DataType) -> list[str]:
+    """Parquet column paths of the FLOAT/DOUBLE leaves under ``name``: the column itself, or the
+    fields of a struct (Spark pushes filters on struct fields to Parquet; never on array elements
+    or map values, so those are left alone)."""
+    if type_.this in (exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE):
+        return [name]
+    if type_.this == exp.DataType.Type.STRUCT:
+        out = []
+        for field in type_.expressions:
+            kind = field.args.get("kind") if isinstance(field, exp.ColumnDef) else None
+            if isinstance(kind, exp.DataType):
+                out += _floating_paths(f"{name}.{field.name}", kind)
+        return out
+    return []
+
+
+def floating_point_properties(columns: Mapping[str, str], file_format: str = "PARQUET",
+                              carried: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``parquet.enable.dictionary#<column>=false`` for every FLOAT or DOUBLE column (and struct
+    field) of a Parquet table: parquet-java's dictionary filter tells -0.0 from +0.0 (module
+    docstring). Where the ``carried`` properties of the source ask for bloom filters, also
+    ``parquet.bloom.filter.enabled#<column>=false``: a filter hashes a double's bits alike. A column
+    is named as the file stores it: Spark keeps a Hive table's column names as declared, Hive
+    lower-cases them, so both spellings are given where they differ."""
+    if file_format.upper() != "PARQUET":
+        return {}
+    blooms = any(k.lower().startswith("parquet.bloom.filter.enabled") and v.strip().lower() == "true"
+                 for k, v in (carried or {}).items())
+    out = {}
+    for column, type_name in columns.items():
+        for path in _floating_paths(column, data_type(type_name)):
+            for spelling in dict.fromkeys((path, path.lower())):
+                out[f"parquet.enable.dictionary#{spelling}"] = "false"
+                if blooms:
+                    out[f"parquet.bloom.filter.enabled#{spelling}"] = "false"
+    return out
+
+
 def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | exp.Table, *,
                  file_format: str = "PARQUET", dialect: str = "hive",
                  metadata: TableMetadata | None = None, external_location: str | None = None) -> exp.Create:
@@ -230,9 +307,10 @@ def create_table(layout: Layout, columns: Mapping[str, str], new_table: str | ex
     ]
     if external_location:
         props.append(exp.LocationProperty(this=exp.Literal.string(external_location)))
+    carried = dict(metadata.properties)
     props += [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
-              for k, v in {**dict(metadata.properties), **bloom_filter_properties(layout, fmt),
-                           **layout_properties(layout)}.items()]
+              for k, v in {**carried, **bloom_filter_properties(layout, fmt),
+                           **floating_point_properties(columns, fmt, carried), **layout_properties(layout)}.items()]
     return exp.Create(this=exp.Schema(this=table_expr(new_table, dialect), expressions=col_defs), kind="TABLE",
                       properties=exp.Properties(expressions=props))
 
