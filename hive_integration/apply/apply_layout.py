@@ -40,6 +40,7 @@ from typing import Callable, Iterator, Mapping, Protocol, Sequence
 import sqlglot
 from sqlglot import exp
 
+from hive_integration.apply.probe_check import probe_check
 from hive_integration.spark.catalog_cache import forget
 from hive_integration.spark.cells import after_write, invalidate
 from planner.emit.apply_sql import apply_statements, backup_name
@@ -640,6 +641,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             fault("after_insert")
             step = "verify"
             _verify(cat, columns, report, say, drop_on_mismatch=True, observed=observed)
+        probe_check(cat, columns, new, src, say)  # filtered queries, pushdown on (issue 30)
         cat.set_properties(new, {STATE: "verified", PREVIOUS: names.qualified(backup)})
         fault("after_verify")
         step = "swap"

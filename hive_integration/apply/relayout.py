@@ -47,6 +47,7 @@ from hive_integration.apply.apply_layout import (
     source_columns,
     write_settings_restored,
 )
+from hive_integration.apply.probe_check import probe_check
 from hive_integration.spark.catalog_cache import forget
 from planner.advice.relayout_plan import RelayoutPlan
 from planner.emit.apply_sql import backup_name, dynamic_partition_settings
@@ -275,6 +276,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             cat.set_properties(staging, {STATE: "loaded"})
         fault("after_insert")
         _verify(cat, plan, columns, staging, report, say)
+        probe_check(cat, columns, staging, src, say, where=_in_chosen(plan))  # issue 30
         cat.set_properties(staging, {STATE: "verified"})
         fault("after_verify")
         staged = parts_of(spark, db, staging, plan)

@@ -19,7 +19,7 @@ from planner.cli.apply import runner_for
 from planner.cli.console import Console
 from planner.cli.options import break_lease_option, format_option, hiveserver2_options, metastore_options
 from planner.emit.apply_sql import append_statements, statements_text
-from planner.emit.ddl import layout_from_properties
+from planner.emit.ddl import floating_point_properties, layout_from_properties
 from planner.errors import ApplyError, InputError
 
 
@@ -63,8 +63,10 @@ def append_cmd(batch, target, hs2, print_sql, break_lease, fmt, engine):
         wrong = sorted(f"{c} ({t})" for c, t in columns.items() if c not in have or _norm(have[c]) != _norm(t))
         if wrong:
             raise ApplyError(f"batch {batch} lacks or mistypes column(s) of {target}: {', '.join(wrong)}")
+        fmt_of = into.source_table(into.names.source).file_format or "PARQUET"
+        lacking = {k: v for k, v in floating_point_properties(columns, fmt_of).items() if props.get(k) != v}
         stmts = append_statements(layout, columns, src.sql(src.names.source), into.sql(into.names.source),
-                                  dialect=runner.dialect)
+                                  dialect=runner.dialect, properties=lacking)
         if print_sql:
             if fmt == "json":
                 click.echo(json.dumps({"table": target, "batch": batch, "statements": stmts}, indent=2))

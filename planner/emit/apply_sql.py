@@ -291,9 +291,17 @@ def apply_statements(layout: Layout, columns: Mapping[str, str], source: str | e
 
 def append_statements(layout: Layout, columns: Mapping[str, str], batch_source: str | exp.Table,
                       target: str | exp.Table, *, dialect: str = "hive",
-                      files: int | Mapping[int, int] | None = None, plan: WritePlan | None = None) -> list[str]:
-    """``INSERT INTO target PARTITION (pid) SELECT …, CASE … END FROM batch`` (with the SETs)."""
-    stmts: list[exp.Expression] = list(dynamic_partition_settings(layout, dialect))
+                      files: int | Mapping[int, int] | None = None, plan: WritePlan | None = None,
+                      properties: Mapping[str, str] | None = None) -> list[str]:
+    """``INSERT INTO target PARTITION (pid) SELECT …, CASE … END FROM batch`` (with the SETs).
+    ``properties``: writer properties the target lacks (a table laid out by an older planner has
+    no ``planner.emit.ddl.floating_point_properties``), set on it first."""
+    stmts: list[exp.Expression] = []
+    if properties:
+        pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v)) for k, v in properties.items()]
+        stmts.append(exp.Alter(this=table_expr(target, dialect), kind="TABLE",
+                               actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]))
+    stmts += dynamic_partition_settings(layout, dialect)
     stmts.append(insert_select(layout, columns, batch_source, target, overwrite=False, dialect=dialect, files=files,
                                plan=plan))
     return [s.sql(dialect=dialect) for s in stmts]
