@@ -123,17 +123,20 @@ def _families() -> list[Family]:
             (("'a'",), ("'a '",), ("'ab'",), ("''",), ("'abc'",), ("'é'",), ("NULL",), ("' a'",)),
             ("'a'", "'a '", "'a  '", "''", "'ab'", "'abc'", "'é'", "' a'", "'   '"),
             ("v LIKE 'a%'", "v LIKE 'a '", "v IN ('a  ', '')")))
-    dates = ("0001-01-01", "9999-12-31", "1582-10-04", "1582-10-15", "1000-03-01", "1970-01-01", "1582-10-10")
+    # no literal inside the Julian-Gregorian gap (1582-10-05 .. 1582-10-14): Spark pushes such a
+    # literal wrongly on any table (``test_a_literal_in_the_1582_gap_is_pushed_wrong_by_spark``)
+    dates = ("0001-01-01", "9999-12-31", "1582-10-04", "1582-10-15", "1000-03-01", "1970-01-01", "1582-10-16")
     fam.append(Family("date", "DATE", tuple((f"DATE '{d}'",) for d in dates) + (("NULL",),),
-                      tuple(f"DATE '{d}'" for d in dates) + ("DATE '1582-10-05'", "DATE '1000-02-29'")))
+                      tuple(f"DATE '{d}'" for d in dates) + ("DATE '1582-10-03'", "DATE '1000-02-28'")))
     stamps = ("0001-01-01 00:00:00", "9999-12-31 23:59:59.999999", "1582-10-04 12:00:00", "1582-10-15 00:00:00",
               "1000-03-01 00:00:00", "1970-01-01 00:00:00", "1900-01-01 00:00:00")
+    # TIMESTAMP_NTZ: the metastore rejects the type in a Hive table (Spark 4.3, Hive 2.3), so no
+    # table the planner lays out holds one
     for typ, settings in (("TIMESTAMP", ()),
-                          ("TIMESTAMP", (("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),)),
-                          ("TIMESTAMP_NTZ", ())):
+                          ("TIMESTAMP", (("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),))):
         name = typ.lower() + ("_micros" if settings else "")
         fam.append(Family(name, typ, tuple((f"{typ} '{t}'",) for t in stamps) + (("NULL",),),
-                          tuple(f"{typ} '{t}'" for t in stamps) + (f"{typ} '1582-10-05 00:00:00'",),
+                          tuple(f"{typ} '{t}'" for t in stamps) + (f"{typ} '1582-10-16 00:00:00'",),
                           settings=settings))
     fam.append(Family("boolean", "BOOLEAN", (("true",), ("false",), ("NULL",), ("true", "false"), ("true", "NULL")),
                       ("true", "false"),
@@ -216,13 +219,13 @@ def answers(spark, table: str, preds: list[str], pushdown: bool, checksum: str =
 
 
 def differences(spark, laid_out: str, source: str, preds: list[str], checksum: str = "id, v") -> list[str]:
-    """Predicates whose answer on ``laid_out`` (pushdown on) or on ``source`` (pushdown on) differs
-    from ``source`` with pushdown off, the truth."""
+    """Predicates whose answer on ``laid_out`` (pushdown on) differs from ``source`` with pushdown
+    off, the truth. The source with pushdown on is shown beside it, not judged: a table written
+    outside the planner can trip the reader on its own (its zeros all of one sign in a dictionary)."""
     truth = answers(spark, source, preds, pushdown=False, checksum=checksum)
     new = answers(spark, laid_out, preds, pushdown=True, checksum=checksum)
     old = answers(spark, source, preds, pushdown=True, checksum=checksum)
-    return [f"{p}: laid out {n}, source {o}, truth {t}" for p, t, n, o in zip(preds, truth, new, old)
-            if n != t or o != t]
+    return [f"{p}: laid out {n}, source {o}, truth {t}" for p, t, n, o in zip(preds, truth, new, old) if n != t]
 
 
 def apply_family(spark, db: str, family: Family) -> tuple[str, str]:
@@ -261,7 +264,7 @@ POOLS: dict[str, tuple[str, tuple[str, ...]]] = {  # column -> (type, literals i
                             "0BD", "1BD", "NULL")),
     "c": ("DECIMAL(18,2)", ("9999999999999999.99BD", "-9999999999999999.99BD", "0.01BD", "0BD", "NULL")),
     "s": ("STRING", ("''", "'a'", "'a '", "'é'", "'😀'", _LONG + "a'", _LONG + "b'", _LONG + "\uffff'", "NULL")),
-    "t": ("DATE", ("DATE '0001-01-01'", "DATE '9999-12-31'", "DATE '1582-10-10'", "DATE '1970-01-01'", "NULL")),
+    "t": ("DATE", ("DATE '0001-01-01'", "DATE '9999-12-31'", "DATE '1582-10-15'", "DATE '1970-01-01'", "NULL")),
     "ts": ("TIMESTAMP", ("TIMESTAMP '0001-01-01 00:00:00'", "TIMESTAMP '9999-12-31 23:59:59.999999'",
                          "TIMESTAMP '1582-10-04 12:00:00'", "TIMESTAMP '1970-01-01 00:00:00'", "NULL")),
     "bo": ("BOOLEAN", ("true", "false", "NULL")),
@@ -269,8 +272,8 @@ POOLS: dict[str, tuple[str, tuple[str, ...]]] = {  # column -> (type, literals i
 # literals a predicate may use besides the pool's (other spellings of the same edges)
 SPELLINGS = {"d": ("0.0", "-0.0D", "0", "CAST('NaN' AS FLOAT)"), "f": ("0.0", "-0.0D", "0.1", "0.1D"),
              "i": ("2147483648", "-2147483649"), "b": ("9223372036854775808BD",), "m": ("0.5",),
-             "c": ("0.005", "9999999999999999.995"), "s": ("'a  '", "'" + "x" * 64 + "'"), "t": ("DATE '1582-10-05'",),
-             "ts": ("TIMESTAMP '1582-10-10 00:00:00'",), "bo": ()}
+             "c": ("0.005", "9999999999999999.995"), "s": ("'a  '", "'" + "x" * 64 + "'"), "t": ("DATE '1582-10-04'",),
+             "ts": ("TIMESTAMP '1582-10-15 00:00:00'",), "bo": ()}
 
 
 def random_table(rng: random.Random, segments: int) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -369,10 +372,33 @@ def test_a_source_that_parquet_answers_wrongly_does_not_stop_the_apply(spark, fr
     seen: list[str] = []
     report = apply_layout(SparkRunner(spark), isolating_layout(table, len(family.segments)), progress=seen.append)
     assert any("the source itself answers" in m for m in seen)
-    assert differences(spark, table, report.backup, ["v = 0.0"])  # the source is the wrong one
-    spark.conf.set(PUSH, "false")
-    try:
-        truth = spark.sql(f"SELECT count(*) FROM {report.backup} WHERE v = 0.0").collect()[0][0]
-    finally:
-        spark.conf.unset(PUSH)
-    assert spark.sql(f"SELECT count(*) FROM {table} WHERE v = 0.0").collect()[0][0] == truth
+    assert differences(spark, table, report.backup, ["v = 0.0"]) == []
+    assert differences(spark, report.backup, report.backup, ["v = 0.0"])  # the source is the wrong one
+
+
+@pytest.mark.spark
+def test_a_mixed_case_double_column_is_written_without_a_dictionary_too(spark, fresh_db):
+    """Spark writes a Hive table's column as declared (``Vv``), Hive lower-cased: the DDL names both."""
+    family = FAMILIES["negzero_double"]
+    table = f"{fresh_db}.mixed"
+    create_source(spark, table, {"Vv": "DOUBLE"},
+                  segment_rows({"Vv": family.segments}, len(family.segments)))
+    report = apply_layout(SparkRunner(spark), isolating_layout(table, len(family.segments), ("Vv",)))
+    preds = [p.replace("v ", "Vv ").replace("(v", "(Vv") for p in standard_predicates(family.probes)]
+    assert differences(spark, table, report.backup, preds, checksum="id, Vv") == []
+
+
+@pytest.mark.spark
+@pytest.mark.xfail(strict=True, reason="Spark 4.3 pushes a DATE/TIMESTAMP literal inside the Julian-Gregorian gap "
+                                       "through java.sql.Timestamp (hybrid calendar), which moves it to another day")
+def test_a_literal_in_the_1582_gap_is_pushed_wrong_by_spark(spark, fresh_db):
+    """Not a thing a layout can guard (the pushed literal is wrong on any table for ``=``/``IN``),
+    kept here so that a Spark upgrade that fixes it is noticed: on a layout that isolates
+    1582-10-15, ``v NOT IN (…, TIMESTAMP '1582-10-05 …')`` drops that row group too."""
+    family = Family("gap", "TIMESTAMP", (("TIMESTAMP '1582-10-15 00:00:00'",), ("TIMESTAMP '1900-01-01 00:00:00'",),
+                                         ("TIMESTAMP '1970-01-01 00:00:00'",)), (),
+                    settings=(("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"),))
+    laid_out, source = apply_family(spark, fresh_db, family)
+    preds = ["v NOT IN (TIMESTAMP '1900-01-01 00:00:00', TIMESTAMP '1582-10-05 00:00:00')",
+             "v = TIMESTAMP '1582-10-10 00:00:00'", "v != TIMESTAMP '1582-10-05 00:00:00'"]
+    assert differences(spark, laid_out, source, preds) == []

@@ -3,19 +3,19 @@
 The verification (count, checksum, per-column counts) reads both tables without a filter, so it
 cannot see a Parquet filter that drops a row group the layout isolated (issue 30: a row group of
 -0.0 alone, dropped for ``x = 0.0`` by the dictionary filter). The probe asks both tables, with
-pushdown on, a few filtered questions where readers have been wrong: for every column that can be
-pushed to Parquet, its smallest and largest value (``= min``, ``<= min``, ``= max``, ``>= max``),
-and for FLOAT/DOUBLE columns both zeros and NaN. Each is answered by a count and the sum of a row
-hash; all of them in one ``UNION ALL`` per table, each branch its own scan with its own pushed
-filter. The row groups such a filter keeps are few (an extreme sits in few groups, a zero in the
-groups whose range spans it), so the probe costs a fraction of the write.
+pushdown on, a few filtered questions where readers have been wrong, about values the table holds:
+for every column that can be pushed to Parquet, ``= min`` and ``= max``, and for FLOAT/DOUBLE
+columns both zeros (where it holds a zero) and NaN (where it holds one). Each is answered by a
+count and the sum of a hash of that column; all of them in one ``UNION ALL`` per table, each branch
+its own scan of one column with its own pushed filter. The row groups such a filter keeps are few
+(an extreme sits in few groups, a zero in the groups whose range spans it).
 
-The extremes are read first, with ``facts_query``: ``CAST(min(c) AS STRING)`` and back with
+The facts are read first, in one scan (``facts_query``): ``CAST(min(c) AS STRING)`` and back with
 ``CAST('<text>' AS <type>)``, which Spark folds into the literal it pushes. The text round-trips
 the value in the same session (doubles and floats print their shortest exact form, timestamps in
 the session's zone); where it would not, both tables are still asked the same question.
 
-    SELECT 0 AS q, count(*), sum(CAST(xxhash64(a, x) AS DECIMAL(38,0))) FROM t WHERE x = CAST('0.0' AS DOUBLE)
+    SELECT 0 AS q, count(*), sum(CAST(xxhash64(x) AS DECIMAL(38,0))) FROM t WHERE x = CAST('0.0' AS DOUBLE)
     UNION ALL SELECT 1 AS q, … WHERE x = CAST('-0.0' AS DOUBLE) UNION ALL …
 """
 from __future__ import annotations
@@ -53,17 +53,27 @@ def probed_columns(columns: Mapping[str, str]) -> list[str]:
     return [c for c, t in columns.items() if _base(t) in _PROBED]
 
 
+def _facts_of(c: str, type_name: str) -> list[exp.Expression]:
+    """min and max as text; for FLOAT/DOUBLE also the rows holding -0.0, +0.0 and NaN."""
+    text = exp.DataType.build("STRING")
+    ref = column_ref(c)
+    out: list[exp.Expression] = [exp.Cast(this=exp.Min(this=ref.copy()), to=text.copy()),
+                                 exp.Cast(this=exp.Max(this=ref.copy()), to=text.copy())]
+    if _base(type_name) in _FLOATING:
+        zero = exp.EQ(this=ref.copy(), expression=exp.Literal.number(0))
+        signed = exp.Like(this=exp.Cast(this=ref.copy(), to=text.copy()), expression=exp.Literal.string("-%"))
+        out += [exp.CountIf(this=exp.and_(zero.copy(), signed.copy())),
+                exp.CountIf(this=exp.and_(zero.copy(), exp.Not(this=signed.copy()))),
+                exp.CountIf(this=exp.Anonymous(this="isnan", expressions=[ref.copy()]))]
+    return out
+
+
 def facts_query(table: exp.Table, columns: Mapping[str, str]) -> exp.Select | None:
-    """``SELECT CAST(min(c) AS STRING), CAST(max(c) AS STRING), …`` over the probed columns."""
+    """One scan: per probed column ``_facts_of`` (``probes`` reads the row back)."""
     cols = probed_columns(columns)
     if not cols:
         return None
-    text = exp.DataType.build("STRING")
-    aggs = []
-    for c in cols:
-        for fn in (exp.Min, exp.Max):
-            aggs.append(exp.Cast(this=fn(this=column_ref(c)), to=text.copy()))
-    return exp.select(*aggs).from_(table.copy())
+    return exp.select(*[e for c in cols for e in _facts_of(c, columns[c])]).from_(table.copy())
 
 
 def _typed(text: str, type_name: str) -> exp.Expression:
@@ -74,40 +84,54 @@ def _typed(text: str, type_name: str) -> exp.Expression:
 
 
 def probes(columns: Mapping[str, str], facts: Sequence | None) -> list[Probe]:
-    """The probe set: ``facts`` is the row of ``facts_query`` (min and max text per probed column)."""
+    """The probe set from ``facts`` (the row of ``facts_query``): per column ``= min`` and
+    ``= max``; for FLOAT/DOUBLE, where a zero is present, ``= 0.0`` and ``= -0.0`` (a row group of
+    one sign is what a filter comparing bits drops for the other), and ``= NaN`` where a NaN is."""
     out: list[Probe] = []
-    cols = probed_columns(columns)
-    values = list(facts or [None] * (2 * len(cols)))
-    for i, c in enumerate(cols):
+    values = list(facts or [])
+    at = 0
+    for c in probed_columns(columns):
         t = columns[c]
+        n = len(_facts_of(c, t))
+        row = values[at:at + n] if len(values) >= at + n else [None] * n
+        at += n
         ref = column_ref(c)
+        asked: list[str] = []
         if _base(t) in _FLOATING:
-            for text in ("0.0", "-0.0", "NaN"):
-                out.append(Probe(c, f"{c} = {text}", exp.EQ(this=ref.copy(), expression=_typed(text, t))))
-        lo, hi = values[2 * i], values[2 * i + 1]
-        for value, ops in ((lo, (exp.EQ, exp.LTE)), (hi, (exp.EQ, exp.GTE))):
-            if value is None or len(str(value)) > MAX_LITERAL_CHARS:
-                continue
-            for op in ops:
-                sign = {exp.EQ: "=", exp.LTE: "<=", exp.GTE: ">="}[op]
-                shown = str(value) if len(str(value)) <= 40 else str(value)[:37] + "..."
-                out.append(Probe(c, f"{c} {sign} {shown!r}" if _base(t) in ("string", "char", "varchar")
-                                 else f"{c} {sign} {shown}",
-                                 op(this=ref.copy(), expression=_typed(str(value), t))))
-    unique = {p.predicate.sql(dialect="spark"): p for p in out}  # a NaN max repeats the NaN probe
-    return list(unique.values())
+            neg, pos, nan = (int(v or 0) for v in row[2:5])
+            asked += ["0.0", "-0.0"] if neg or pos else []
+            asked += ["NaN"] if nan else []
+        for value in row[:2]:
+            if value is not None and len(str(value)) <= MAX_LITERAL_CHARS:
+                asked.append(str(value))
+        quote = _base(t) in ("string", "char", "varchar")
+        for text in dict.fromkeys(asked):
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            out.append(Probe(c, f"{c} = {shown!r}" if quote else f"{c} = {shown}",
+                             exp.EQ(this=ref.copy(), expression=_typed(text, t))))
+    return out
 
 
-def probe_query(table: exp.Table, items: Sequence[Probe], aggregates: Sequence[exp.Expression]) -> exp.Expression:
-    """One ``UNION ALL``: per probe its number ``q`` and ``aggregates`` of the rows it selects."""
-    selects = [exp.select(exp.alias_(exp.Literal.number(i), "q"), *[a.copy() for a in aggregates])
-               .from_(table.copy()).where(p.predicate.copy()) for i, p in enumerate(items)]
-    query: exp.Expression = selects[0]
-    for s in selects[1:]:
-        query = exp.union(query, s, distinct=False)
-    return query
+def probe_query(table: exp.Expression, items: Sequence[Probe], hash_function: str) -> exp.Expression:
+    """Per probe its number ``q``, the count and the sum of a hash of the probed column over the
+    rows it selects: the branches of one ``UNION ALL`` (each its own scan of one column, with its
+    own pushed filter) feed one aggregation, so the whole probe is one shuffle, not one a branch."""
+    branches = []
+    for i, p in enumerate(items):
+        h = exp.Anonymous(this=hash_function, expressions=[column_ref(p.column)])
+        branches.append(exp.select(exp.alias_(exp.Literal.number(i), "q"),
+                                   exp.alias_(exp.Cast(this=h, to=exp.DataType.build("DECIMAL(38,0)")), "h"))
+                        .from_(table.copy()).where(p.predicate.copy()))
+    rows: exp.Expression = branches[0]
+    for b in branches[1:]:
+        rows = exp.union(rows, b, distinct=False)
+    q, h = exp.column("q"), exp.column("h")
+    return (exp.select(q.copy(), exp.Count(this=exp.Star()), exp.Sum(this=h))
+            .from_(rows.subquery("planner_probe")).group_by(q.copy()))
 
 
-def answers_by_probe(rows: Sequence[Sequence]) -> dict[int, tuple]:
-    """``probe_query``'s rows (in any order) as probe number -> its aggregates."""
-    return {int(r[0]): tuple(r[1:]) for r in rows}
+def answers_by_probe(rows: Sequence[Sequence], count: int) -> dict[int, tuple]:
+    """``probe_query``'s rows (in any order) as probe number -> (count, hash sum); a probe that
+    selects no row has no group: (0, None)."""
+    got = {int(r[0]): tuple(r[1:]) for r in rows}
+    return {i: got.get(i, (0, None)) for i in range(count)}
