@@ -18,16 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-
-def executors_with_tasks(spark) -> dict[str, int]:
-    store = spark.sparkContext._jsc.sc().statusStore()
-    listed = store.executorList(False)
-    out = {}
-    for i in range(listed.size()):
-        e = listed.apply(i)
-        if e.id() != "driver":
-            out[e.id()] = int(e.totalTasks())
-    return out
+from scaleout_job import executors_with_tasks  # this folder is on the path of a script run
 
 
 def load(data: str, table: str) -> int:

@@ -107,6 +107,15 @@ class MetastoreClient:
     def _table(self, db: str, table: str):
         return self._call(f"table {db}.{table}", "get_table", db, table)
 
+    def _table_or_none(self, db: str, table: str):
+        """The table's metastore object; None when the database or the table does not exist."""
+        try:
+            return self._table(db, table)
+        except MetastoreError as e:
+            if isinstance(e.__cause__, (NoSuchObjectException, UnknownDBException)):
+                return None
+            raise
+
     # -- questions -----------------------------------------------------------
     def list_databases(self) -> list[str]:
         return list(self._call("list databases", "get_all_databases"))
@@ -115,22 +124,13 @@ class MetastoreClient:
         return list(self._call(f"database {db}", "get_all_tables", db))
 
     def table_exists(self, db: str, table: str) -> bool:
-        try:
-            self._table(db, table)
-        except MetastoreError as e:
-            if isinstance(e.__cause__, (NoSuchObjectException, UnknownDBException)):
-                return False
-            raise
-        return True
+        return self._table_or_none(db, table) is not None
 
     def table_info(self, db: str, table: str) -> tuple[dict[str, str], list[tuple[str, str]]] | None:
         """(parameters, data columns as (name, Hive type)) of a table in one call; None when there is no such table."""
-        try:
-            t = self._table(db, table)
-        except MetastoreError as e:
-            if isinstance(e.__cause__, (NoSuchObjectException, UnknownDBException)):
-                return None
-            raise
+        t = self._table_or_none(db, table)
+        if t is None:
+            return None
         return dict(t.parameters or {}), [(c.name, c.type) for c in (t.sd.cols if t.sd else None) or []]
 
     def table_parameters(self, db: str, table: str) -> dict[str, str]:
@@ -138,13 +138,8 @@ class MetastoreClient:
 
     def view_text(self, db: str, table: str) -> str | None:
         """The SQL of a view (Hive's expanded text, names qualified); None for a table or no such name."""
-        try:
-            t = self._table(db, table)
-        except MetastoreError as e:
-            if isinstance(e.__cause__, (NoSuchObjectException, UnknownDBException)):
-                return None
-            raise
-        if (t.tableType or "").upper() != "VIRTUAL_VIEW":
+        t = self._table_or_none(db, table)
+        if t is None or (t.tableType or "").upper() != "VIRTUAL_VIEW":
             return None
         return t.viewExpandedText or t.viewOriginalText or None
 
