@@ -34,3 +34,11 @@ def test_calibrate_stores_what_advise_prices_with(spark):
         assert DATABASE not in {d.name for d in spark.catalog.listDatabases()}  # the scratch tables are gone
     finally:
         stored.unlink(missing_ok=True)
+
+
+def test_the_scratch_schema_is_dropped_by_its_name():
+    """sqlglot renders ``Drop(this=<identifier>)`` without the name, and Spark then drops a schema
+    called ``CASCADE`` (a user's, if one exists) and keeps ours."""
+    from hive_integration.spark.calibration import _drop_schema, _sql
+
+    assert _sql(_drop_schema()) == f"DROP SCHEMA IF EXISTS {DATABASE} CASCADE"

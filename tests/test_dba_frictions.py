@@ -75,9 +75,10 @@ def test_the_advice_names_queries_not_template_hashes():
     assert wl.queries[0].template not in text
 
 
-def test_robustness_probes_only_the_columns_the_workload_filters_or_the_user_names():
+def test_robustness_probes_the_columns_the_workload_filters_the_user_names_or_the_table_is_sorted_by():
     """Was: a free-text column no query filters decided the default layout through robustness
-    probes (``note in ['n640777', 'n732730')``)."""
+    probes (``note in ['n640777', 'n732730')``). The column the table is clustered on is probed
+    though no query filters it: its load order serves lookups the workload file may not show."""
     from planner.advice.ranking import advise
     from planner.analysis.table_analysis import analyze_table
     from planner.costmodel.robustness import probe_columns
@@ -93,7 +94,10 @@ def test_robustness_probes_only_the_columns_the_workload_filters_or_the_user_nam
     assert probe_columns(analysis, sample) == ["x"]
     assert probe_columns(analysis, sample, ("K",)) == ["k", "x"]
     guard = advise(wl, analysis, stats, PARAMS).guard
-    assert {q.column for q in guard.queries} == {"x"}  # k, filtered by no query, is not probed
+    assert {q.column for q in guard.queries} == {"k", "x"}  # the table is stored in k's order
+    shuffled = [(v * 37) % 121 for v in k]
+    guard = advise(wl, analysis, stats_of(shuffled, [v % 4 for v in shuffled]), PARAMS).guard
+    assert {q.column for q in guard.queries} == {"x"}  # k, in no order and filtered by no query
 
 
 def test_a_joined_table_missing_from_the_catalog_is_one_calm_line():

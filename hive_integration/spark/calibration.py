@@ -51,6 +51,12 @@ def _sql(e: exp.Expression) -> str:
     return e.sql(dialect="spark")
 
 
+def _drop_schema() -> exp.Drop:
+    """``DROP SCHEMA IF EXISTS planner_calibration CASCADE`` (sqlglot names a schema as a table's db:
+    with ``this=`` it renders no name, and Spark reads the bare ``CASCADE`` as the schema's name)."""
+    return exp.Drop(tables=[exp.Table(db=exp.to_identifier(DATABASE))], kind="SCHEMA", exists=True, cascade=True)
+
+
 def _table(name: str) -> exp.Table:
     return exp.table_(exp.to_identifier(name), db=exp.to_identifier(DATABASE))
 
@@ -164,7 +170,7 @@ def calibrate(spark, *, rows: int = 2_000_000, rounds: int = 3, say: Callable[[s
                 measured.append(measure(spark, probe, widths, rounds))
     finally:
         with spark_errors(f"dropping the scratch database {DATABASE}"):
-            spark.sql(_sql(exp.Drop(this=exp.to_identifier(DATABASE), kind="SCHEMA", exists=True, cascade=True)))
+            spark.sql(_sql(_drop_schema()))
     master = spark.sparkContext.master
     source = f"calibrated {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {master}, {len(measured)} probes"
     return fit([(m.work, m.seconds) for m in measured], base, source), measured

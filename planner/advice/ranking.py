@@ -194,9 +194,12 @@ def written_where_read(result: SearchResult, score: Scorer, stats: TableStats, p
 
 
 def make_guard(model: CostModel, workload: Workload) -> Guard:
-    """The guard over the workload's scans and the robustness set of the model's table."""
-    queries = range_queries(model.sample, model.kinds,
-                            probe_columns(model.analysis, model.sample, model.params.robustness_columns))
+    """The guard over the workload's scans and the robustness set of the model's table: ranges on
+    the columns the workload filters, those the user names, and those the table is clustered on
+    now (its load order serves lookups no workload file may show, and a layout must not lose them
+    unnoticed)."""
+    named = (*model.params.robustness_columns, *clustered_columns(model))
+    queries = range_queries(model.sample, model.kinds, probe_columns(model.analysis, model.sample, named))
     robust = model.sibling(robustness_analysis(model.analysis, queries))
     labels = [workload.queries[s.query].label for s in model.scans]
     p = model.params

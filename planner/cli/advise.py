@@ -87,8 +87,8 @@ class TableOutcome:
               help="Rows per Parquet page the layout will be written with (Spark skips pages by their index).")
 @click.option("--robustness-weight", type=click.FloatRange(min=0), default=CostParams.robustness_weight,
               show_default=True,
-              help="Weight of the robustness set (ranges on the columns the workload filters, and those of "
-                   "--robustness-column) in the score, as a share of the workload's volume: higher keeps queries the "
+              help="Weight of the robustness set (ranges on the columns the workload filters, those of "
+                   "--robustness-column and those the table is clustered on) in the score, as a share of the workload's volume: higher keeps queries the "
                    "workload does not name cheaper, at the workload's cost.")
 @click.option("--robustness-column", "robustness_columns", multiple=True, metavar="COLUMN",
               help="Also keep ad-hoc ranges on this column cheap, though the workload does not filter it "

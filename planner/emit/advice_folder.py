@@ -260,9 +260,9 @@ RANKING_LEGEND = {
     "seconds": "the workload's estimated wall time under this layout, in seconds: planning, partitions listed, "
                "files opened, row groups, rows and bytes read ({time_source})",
     "robustness_seconds": "the time a robustness set of single-column ranges (on the columns the workload filters, "
-                          "and those named with --robustness-column) takes under this layout, weighted into the "
-                          "score, so a layout that serves only the workload's exact ranges does not win on them "
-                          "alone",
+                          "those named with --robustness-column and those the table is clustered on now) takes "
+                          "under this layout, weighted into the score, so a layout that serves only the "
+                          "workload's exact ranges does not win on them alone",
     "speedup_vs_current": "the workload's estimated time on the table as it is, divided by its time under this layout",
     "score": "what the ranking orders by: seconds + robustness; lower is better",
     "current": "true for the table as it is now (priced from its Parquet footers): always a contender",
