@@ -57,14 +57,25 @@ def main() -> None:
     insert = next(float(m.group(1)) for s in seen
                   if (m := re.search(r"done in ([0-9.]+) s: INSERT", s)))
     probe_line = next(s for s in seen if "probed" in s)
-    probe = float(re.search(r"in ([0-9.]+) s:", probe_line).group(1))
-    count = int(re.search(r"probed (\d+)", probe_line).group(1))
-    text = (f"# apply's filtered-query probe against the INSERT (issue 30)\n\n"
-            f"`python -m benchmarks.probe_cost --scale {args.scale}`: lineitem, {rows:,} rows, 18 columns "
-            f"(two of them FLOAT/DOUBLE), 8 partitions sorted by l_orderkey, local[2].\n\n"
-            f"| INSERT | probe ({count} filtered queries × 2 tables, incl. the min/max scan) | probe / INSERT |\n"
-            f"|---|---|---|\n| {insert:.1f} s | {probe:.1f} s | {probe / insert:.0%} |\n")
-    Path(args.out).write_text(text)
+    m = re.search(r"probed (\d+) .* in ([0-9.]+) s \(facts ([0-9.]+) s, laid-out table ([0-9.]+) s, "
+                  r"source ([0-9.]+) s\)", probe_line)
+    count, total, facts, new, source = int(m.group(1)), *(float(g) for g in m.groups()[1:])
+    row = (f"| {args.scale:g} | {rows:,} | {insert:.1f} s | {total:.1f} s | {facts:.1f} s | {new:.1f} s | "
+           f"{source:.1f} s | {count} | {total / insert:.0%} |")
+    out = Path(args.out)
+    old = out.read_text() if out.exists() else ""
+    head, _, notes = old.partition("\n\nProbed:")  # the notes below the table are kept as they are
+    kept = [r for r in head.splitlines()
+            if r.startswith("| ") and not r.startswith("| scale") and not r.startswith(f"| {args.scale:g} |")]
+    rows_by_scale = sorted(kept + [row], key=lambda r: float(r.split("|")[1]))
+    text = ("# apply's filtered-query probe against the INSERT (issue 30)\n\n"
+            "`flock /work/spark.lock .venv/bin/python -m benchmarks.probe_cost --scale S`: TPC-H lineitem at "
+            "scale S, 18 columns (two of them FLOAT/DOUBLE), laid out by ship year into 8 partitions sorted by "
+            "l_orderkey, local[2], nothing else running. *facts*: the one scan for min, max, zeros and NaN; "
+            "*laid-out table* and *source*: the probe's filtered queries (one UNION ALL each), pushdown on.\n\n"
+            "| scale | rows | INSERT | probe | facts | laid-out table | source | probes | probe / INSERT |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows_by_scale) + "\n" + (f"\nProbed:{notes}" if notes else ""))
+    out.write_text(text)
     print(text)
 
 

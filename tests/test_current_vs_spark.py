@@ -17,6 +17,7 @@ import os
 from dataclasses import replace
 
 import pytest
+from time_params import SLOW_SCANS
 
 from devtools.tpch_data import load_table
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
@@ -27,7 +28,6 @@ from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
 from planner.costmodel.current import is_current
 from planner.workload import Schema, parse_workload
-from time_params import SLOW_SCANS
 
 # priced as if 1000x larger (``SLOW_SCANS``): at 60,000 rows the fixed costs would keep every layout
 PARAMS = CostParams(min_partition_bytes=32 * 1024, target_file_bytes=1 << 20, row_group_rows=480, page_rows=160,

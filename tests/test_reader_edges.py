@@ -57,6 +57,27 @@ def test_other_columns_are_probed_at_their_extremes_and_long_values_are_left_out
     assert _probe_texts({"k": "bigint"}, [None, None]) == []  # an empty table: no extremes
 
 
+def test_the_probe_covers_the_columns_the_layout_cuts_or_orders_and_every_floating_column():
+    """A layout isolates values only on the columns it cuts and orders by; FLOAT/DOUBLE is where
+    Parquet's filters and Spark disagree. A long comment no layout touches is not probed."""
+    import datetime as dt
+
+    from planner.cnf.ir import ColumnPair
+    from planner.cnf.valueset import ValueSet
+    from planner.emit.probe_sql import probe_scope
+    from planner.model.layout import Layout, Ordering, Partition
+    from planner.semantics.kinds import Kind
+
+    cols = {"Ship": "date", "k": "bigint", "a": "int", "b": "int", "price": "double", "disc": "float",
+            "note": "string", "flag": "boolean"}
+    region = (("ship", ValueSet.range(Kind.DATE, dt.date(1995, 1, 1), dt.date(1996, 1, 1), True, False)),
+              ("a_lt_b", ValueSet.points(Kind.BOOLEAN, [True])))
+    layout = Layout("t", "hand-built", (Partition(1, region),), order=Ordering("sort", ("K",)),
+                    derived=(("a_lt_b", ColumnPair("a", "<", "b")),))
+    assert list(probe_scope(cols, layout)) == ["Ship", "k", "a", "b", "price", "disc"]
+    assert list(probe_scope(cols, Layout("t", "hand-built", ()))) == ["price", "disc"]
+
+
 def test_the_probe_statements_reparse_and_quote_their_literals():
     import sqlglot
     from sqlglot import exp

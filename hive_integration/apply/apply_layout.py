@@ -641,7 +641,7 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             fault("after_insert")
             step = "verify"
             _verify(cat, columns, report, say, drop_on_mismatch=True, observed=observed)
-        probe_check(cat, columns, new, src, say)  # filtered queries, pushdown on (issue 30)
+        probe_check(cat, columns, layout, new, src, say)  # filtered queries, pushdown on (issue 30)
         cat.set_properties(new, {STATE: "verified", PREVIOUS: names.qualified(backup)})
         fault("after_verify")
         step = "swap"

@@ -4,8 +4,13 @@ The verification (count, checksum, per-column counts) reads both tables without 
 cannot see a Parquet filter that drops a row group the layout isolated (issue 30: a row group of
 -0.0 alone, dropped for ``x = 0.0`` by the dictionary filter). The probe asks both tables, with
 pushdown on, a few filtered questions where readers have been wrong, about values the table holds:
-for every column that can be pushed to Parquet, ``= min`` and ``= max``, and for FLOAT/DOUBLE
-columns both zeros (where it holds a zero) and NaN (where it holds one). Each is answered by a
+``= min`` and ``= max`` of the columns the layout cuts or orders by, and of every FLOAT/DOUBLE
+column, and for FLOAT/DOUBLE columns both zeros (where it holds a zero) and NaN (where it holds
+one). Only those columns (``probe_scope``): a layout isolates values in row groups of their own
+only on the columns it cuts and orders by (on the others a row group mixes values much as the
+source's did), and FLOAT/DOUBLE is where Parquet's filters and Spark's comparisons disagree
+(``docs/correctness.md``). Probing every column cost more than the INSERT, most of it the min/max
+of long strings no layout isolates (``benchmarks/results/probe_cost.md``). Each is answered by a
 count and the sum of a hash of that column; all of them in one ``UNION ALL`` per table, each branch
 its own scan of one column with its own pushed filter. The row groups such a filter keeps are few
 (an extreme sits in few groups, a zero in the groups whose range spans it).
@@ -27,6 +32,7 @@ from sqlglot import exp
 
 from planner.emit.conditions import column_ref, string_literal
 from planner.emit.ddl import data_type
+from planner.model.layout import Layout
 
 # Hive type names whose values Parquet's filters see (a pushed comparison); complex types and
 # binaries are never compared to a literal by these filters in a way a layout changes
@@ -51,6 +57,17 @@ def _base(type_name: str) -> str:
 
 def probed_columns(columns: Mapping[str, str]) -> list[str]:
     return [c for c, t in columns.items() if _base(t) in _PROBED]
+
+
+def probe_scope(columns: Mapping[str, str], layout: Layout) -> dict[str, str]:
+    """The columns worth probing under ``layout``: those it cuts (a derived pair's two columns
+    included) or orders by, and every FLOAT/DOUBLE column; names matched without case."""
+    pairs = dict(layout.derived)
+    named = {a for attr in layout.attributes
+             for a in ((pairs[attr].left, pairs[attr].right) if attr in pairs else (attr,))}
+    named |= set(layout.order.columns)
+    wanted = {n.lower() for n in named}
+    return {c: t for c, t in columns.items() if c.lower() in wanted or _base(t) in _FLOATING}
 
 
 def _facts_of(c: str, type_name: str) -> list[exp.Expression]:
