@@ -54,9 +54,8 @@ def probe_check(cat, columns: Mapping[str, str], layout: Layout, new: str, sourc
                 say: Callable[[str], None], where: exp.Expression | None = None) -> int:
     """Run the probe of ``layout``'s columns (``probe_scope``) on ``new`` and ``source`` (``cat``'s
     table names; ``where`` restricts the source, for a re-layout's re-cut partitions); on a
-    difference the source's truth confirms,
-    drop ``new`` (it was never swapped in) and raise ``ProbeMismatch``. Returns the number of
-    probes run."""
+    difference the source's truth confirms, drop ``new`` (it was never swapped in) and raise
+    ``ProbeMismatch``. Returns the number of probes run."""
     if cat.runner.dialect != "spark":
         say("filtered-query probe skipped: it checks Spark's Parquet reader, and this engine is not Spark")
         return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow.compute as pc
@@ -129,10 +129,10 @@ def advise(workload: Workload, analysis: TableAnalysis, stats: TableStats, param
         analysis = replace(analysis, notes=analysis.notes + (
             "the table is empty: it is left unpartitioned; advise again once it holds data",))
     else:
-        guard = make_guard(model, workload)
+        clustered = tuple(clustered_columns(model))
+        guard = make_guard(model, workload, clustered)
         result = search(model, log, guard=guard, allow_regressions=params.allow_regressions,
                         robustness_weight=params.robustness_weight)
-        clustered = tuple(clustered_columns(model))
         result = written_where_read(result, Scorer(model, guard, params.robustness_weight), stats, params, clustered)
         analysis = replace(analysis, notes=analysis.notes + bucketing_notes(analysis))
         result = with_aggregate_index(result, model, workload, guard, params.allow_regressions, log)
@@ -193,12 +193,13 @@ def written_where_read(result: SearchResult, score: Scorer, stats: TableStats, p
     return replace(result, chosen=local, ranked=tuple(local if c is best else c for c in result.ranked))
 
 
-def make_guard(model: CostModel, workload: Workload) -> Guard:
+def make_guard(model: CostModel, workload: Workload, clustered: Sequence[str] | None = None) -> Guard:
     """The guard over the workload's scans and the robustness set of the model's table: ranges on
     the columns the workload filters, those the user names, and those the table is clustered on
     now (its load order serves lookups no workload file may show, and a layout must not lose them
     unnoticed)."""
-    named = (*model.params.robustness_columns, *clustered_columns(model))
+    clustered = clustered_columns(model) if clustered is None else clustered
+    named = (*model.params.robustness_columns, *clustered)
     queries = range_queries(model.sample, model.kinds, probe_columns(model.analysis, model.sample, named))
     robust = model.sibling(robustness_analysis(model.analysis, queries))
     labels = [workload.queries[s.query].label for s in model.scans]
