@@ -190,3 +190,36 @@ def test_a_comparison_read_differently_in_the_two_ansi_modes_is_their_union():
     for s in (Settings(True), Settings(False)):
         one = bind(_ir("16777217 = f"), {"f": parse_type("float")}, (s,))
         assert one.exact and one.true.difference(both.true).is_empty()
+
+
+# ---- merging the atoms of one column, and the union of two ANSI readings -------------------------
+def _text(column, vs, text, exact=True):
+    return Pred(column, vs, vs.complement().intersect(ValueSet.not_null(vs.kind)), exact, text)
+
+
+def test_merged_atoms_keep_both_texts_and_are_exact_only_when_every_atom_is():
+    from planner.cnf.normalize import _merge_preds
+
+    a, b = _text("x", _lt(3), "x < 3"), _text("x", ValueSet.points(I, [5]), "x = 5")
+    either, both = _merge_preds([b, a], conjunctive=False), _merge_preds([b, a], conjunctive=True)
+    assert (either.text, either.exact, either.column) == ("x < 3 OR x = 5", True, "x")
+    assert either.true == _lt(3).union(ValueSet.points(I, [5])) and either.false == ValueSet.compare(I, ">=", 3).intersect(
+        ValueSet.points(I, [5]).complement()).intersect(ValueSet.not_null(I))
+    assert (both.text, both.exact) == ("x < 3 AND x = 5", True) and both.true.is_empty()
+    inexact = _merge_preds([a, _text("x", _gt(7), "x LIKE '8_'", exact=False)], conjunctive=False)
+    assert inexact.exact is False and inexact.text == "x < 3 OR x LIKE '8_'"
+    assert _merge_preds([a], conjunctive=False) is a
+    untitled = _merge_preds([Pred("x", _lt(3), _gt(2)), Pred("x", _gt(7), _lt(8))], conjunctive=False)
+    assert untitled.text == "x IN (-inf, 2] OR x IN [8, +inf)"  # sorted: one text for any order
+
+
+def test_the_union_of_two_readings_is_opaque_unless_both_are_atoms_of_the_column():
+    from planner.cnf.bind import _union
+    from planner.cnf.ir import Opaque
+
+    one, other = _text("x", _lt(3), "x < 3"), _text("x", _lt(5), "x < 5")
+    both = _union([one, other])
+    assert both == Pred("x", _lt(5), ValueSet.compare(I, ">=", 3), False)
+    mixed = _union([one, and_(other, _text("x", _gt(0), "x > 0"))])  # a BETWEEN read as two atoms
+    assert mixed == Opaque("x IN (-inf, 2] OR x IN (-inf, 4] AND x IN [1, +inf)", "its meaning depends on the session's ANSI mode")
+    assert isinstance(_union([one, _text("y", _lt(5), "y < 5")]), Opaque)

@@ -1,6 +1,9 @@
-"""Golden-file tests: workload text in, per-scan CNF of ``lineitem`` out.
+"""Golden-file tests: workload text in, per-scan CNF of one table out.
 
-``tests/golden/lineitem_cnf.txt`` holds sections like sqlglot's optimizer fixtures::
+``tests/golden/lineitem_cnf.txt`` (TPC-H's ``lineitem``) and ``tests/golden/edges_cnf.txt`` (a
+table of every column type the planner binds, for the edges of conversion: bare boolean columns,
+LIKE and its escapes, FLOAT/DOUBLE literals between two binaries, NaN, DATE against TIMESTAMP,
+DECIMAL scales, subqueries, the CNF budget) hold sections like sqlglot's optimizer fixtures::
 
     #### q06                      <- section name; "cps" sections print candidate plans instead
     @ sql/tpch/q06.sql            <- input: "@ path" (relative to the repo) or SQL text
@@ -9,7 +12,7 @@
       l_discount: [0.05, 0.07]
       ...
 
-For every scan of a table named ``lineitem`` (any database) the expected output lists the
+For every scan of the file's table (any database) the expected output lists the
 per-column value sets (``str(ValueSet)``, derived column-pair attributes included), the residual
 and opaque clauses, the predicates that cannot prune with their reasons, and the weakened flag.
 
@@ -18,6 +21,7 @@ hand: a golden file is only as good as the reading it got.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,14 +29,32 @@ import pytest
 from planner.analysis.table_analysis import TableAnalysis, analyze_table
 from planner.cnf.normalize import clause_str
 from planner.workload import parse_workload
-from planner.workload.scans import schema_from_ddl
+from planner.workload.scans import Schema, schema_from_ddl
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden" / "lineitem_cnf.txt"
-SCHEMA = schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text(), "sql/tpch_schema.sql")
-TABLE = "lineitem"
+EDGES = GOLDEN.with_name("edges_cnf.txt")
+EDGES_DDL = """
+CREATE TABLE edges (flag BOOLEAN, f FLOAT, x DOUBLE, i INT, b BIGINT, s STRING, c CHAR(5), v VARCHAR(10),
+                    m DECIMAL(38,18), n DECIMAL(10,2), d DATE, ts TIMESTAMP);
+CREATE TABLE other (k INT, y INT, w STRING, ok BOOLEAN);
+"""
 HEADER = "#### "
 SEPARATOR = "----"
+
+
+@dataclass(frozen=True)
+class Golden:
+    """A golden file, the table whose scans it prints and the schema its queries are read with."""
+
+    path: Path
+    table: str
+    schema: Schema
+
+
+GOLDENS = (Golden(GOLDEN, "lineitem", schema_from_ddl((ROOT / "sql" / "tpch_schema.sql").read_text(),
+                                                      "sql/tpch_schema.sql")),
+           Golden(EDGES, "edges", schema_from_ddl(EDGES_DDL, "tests/test_golden_cnf.py")))
 
 
 def parse_golden(text: str) -> list[tuple[str, str, str]]:
@@ -96,47 +118,50 @@ def render_candidates(t: TableAnalysis) -> list[str]:
     return lines
 
 
-def render(name: str, source: str) -> str:
+def render(name: str, source: str, golden: Golden = GOLDENS[0]) -> str:
     sql, path = workload_text(source)
-    wl = parse_workload(sql, path, schema=SCHEMA)
-    tables = [t for t in wl.tables() if t.rsplit(".", 1)[-1] == TABLE]
+    wl = parse_workload(sql, path, schema=golden.schema)
+    tables = [t for t in wl.tables() if t.rsplit(".", 1)[-1] == golden.table]
     if not tables:
-        return f"(no scan of {TABLE})"
+        return f"(no scan of {golden.table})"
     lines: list[str] = []
     for table in tables:
-        t = analyze_table(wl, table, SCHEMA.columns(table))
+        t = analyze_table(wl, table, golden.schema.columns(table))
         # "cps" sections show the workload's candidate plans; the scans are in the other sections.
         lines += render_candidates(t) if name.startswith("cps") else render_scans(t, lambda i: wl.queries[i].number)
     return "\n".join(lines)
 
 
-def _cases():
-    return parse_golden(GOLDEN.read_text()) if GOLDEN.exists() else []
+def _cases(golden: Golden) -> list[tuple[str, str, str]]:
+    return parse_golden(golden.path.read_text()) if golden.path.exists() else []
 
 
-def test_golden_file_is_well_formed():
-    cases = _cases()
-    names = [n for n, _, _ in cases]
-    assert len(cases) >= 40
-    assert len(names) == len(set(names)), "section names must be unique"
-    tpch = {n for n in names if n.startswith("q")}
+CASES = [(g, *case) for g in GOLDENS for case in _cases(g)]
+
+
+def test_golden_files_are_well_formed():
+    for golden in GOLDENS:
+        names = [n for n, _, _ in _cases(golden)]
+        assert len(names) >= 40 and len(names) == len(set(names)), f"{golden.path.name}: unique section names"
+    tpch = {n for n, _, _ in _cases(GOLDENS[0]) if n.startswith("q")}
     assert tpch >= {"q01", "q03", "q04", "q05", "q06", "q07", "q08", "q09", "q10", "q12", "q14", "q15", "q17",
                     "q18", "q19", "q20", "q21"}
 
 
-@pytest.mark.parametrize("name,source,expected", _cases(), ids=[c[0] for c in _cases()])
-def test_golden(name, source, expected):
-    assert render(name, source) == expected
+@pytest.mark.parametrize("golden,name,source,expected", CASES, ids=[f"{c[0].table}-{c[1]}" for c in CASES])
+def test_golden(golden, name, source, expected):
+    assert render(name, source, golden) == expected
 
 
-def regenerated() -> str:
+def regenerated(golden: Golden = GOLDENS[0]) -> str:
     """The golden file with every section's expected output rendered anew (inputs are kept)."""
-    text = GOLDEN.read_text()
+    text = golden.path.read_text()
     parts = [preamble(text)] if preamble(text) else []
     for name, source, _ in parse_golden(text):
-        parts.append(f"{HEADER}{name}\n{source}\n{SEPARATOR}\n{render(name, source)}")
+        parts.append(f"{HEADER}{name}\n{source}\n{SEPARATOR}\n{render(name, source, golden)}")
     return "\n\n".join(parts) + "\n"
 
 
-def test_regenerating_changes_nothing():
-    assert regenerated() == GOLDEN.read_text()
+@pytest.mark.parametrize("golden", GOLDENS, ids=[g.table for g in GOLDENS])
+def test_regenerating_changes_nothing(golden):
+    assert regenerated(golden) == golden.path.read_text()

@@ -20,8 +20,8 @@ def main() -> int:
     import test_golden_cnf
     import test_joins
 
-    written: dict[Path, str] = {test_golden_cnf.GOLDEN: test_golden_cnf.regenerated(),
-                                test_joins.GOLDEN: test_joins.tpch_golden()}
+    written: dict[Path, str] = {g.path: test_golden_cnf.regenerated(g) for g in test_golden_cnf.GOLDENS}
+    written[test_joins.GOLDEN] = test_joins.tpch_golden()
     for dialect in test_emit.DIALECTS:
         written.update({test_emit.GOLDEN / name: text for name, text in test_emit.emitted(dialect).items()})
     for path, text in written.items():
