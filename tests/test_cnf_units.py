@@ -223,3 +223,15 @@ def test_the_union_of_two_readings_is_opaque_unless_both_are_atoms_of_the_column
     mixed = _union([one, and_(other, _text("x", _gt(0), "x > 0"))])  # a BETWEEN read as two atoms
     assert mixed == Opaque("x IN (-inf, 2] OR x IN (-inf, 4] AND x IN [1, +inf)", "its meaning depends on the session's ANSI mode")
     assert isinstance(_union([one, _text("y", _lt(5), "y < 5")]), Opaque)
+
+
+def test_unbounded_sides_are_open_and_ranges_keep_their_open_bounds():
+    from planner.cnf.valueset import Interval
+
+    for op in (">", ">="):  # an unbounded side is open, as _normalise and equality expect
+        (iv,) = ValueSet.compare(Kind.STRING, op, "b").intervals
+        assert iv.hi is None and iv.hi_closed is False and iv.lo_closed == (op == ">=")
+    open_ = ValueSet.range(Kind.STRING, "b", "d", lo_closed=False, hi_closed=False)
+    assert open_.intervals == (Interval("b", "d", False, False),)
+    assert ValueSet.range(Kind.STRING, None, None, True, True).intervals == (Interval(None, None, False, False),)
+    assert (str(ValueSet.everything(I)), str(ValueSet.nothing(I))) == ("ANY", "NONE")
