@@ -65,7 +65,11 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """The one SparkSession of the run (local[2], Hive support, embedded Derby)."""
-    session = build_spark_session(tmp_path_factory.mktemp("spark"), app_name="planner-tests")
+    # Spark keeps every query's plan and metrics for its SQL tab (1,000 by default); the suite
+    # runs thousands, some of them unions of 60 scans, in one 2 GiB driver. The tests read their
+    # metrics from the query itself (hive_integration.spark.metrics), never from that store.
+    session = build_spark_session(tmp_path_factory.mktemp("spark"), app_name="planner-tests",
+                                  conf={"spark.sql.ui.retainedExecutions": "50"})
     yield session
     session.stop()
 
