@@ -235,3 +235,24 @@ def test_unbounded_sides_are_open_and_ranges_keep_their_open_bounds():
     assert open_.intervals == (Interval("b", "d", False, False),)
     assert ValueSet.range(Kind.STRING, None, None, True, True).intervals == (Interval(None, None, False, False),)
     assert (str(ValueSet.everything(I)), str(ValueSet.nothing(I))) == ("ANY", "NONE")
+
+
+@pytest.mark.parametrize("where", ["s LIKE 'ab%'", "s LIKE 'a_c'", "s LIKE 'abc'", "c LIKE 'abcde'", "c LIKE 'ab'",
+                                   "i IN (1, 5)", "i IN (1, NULL)", "i IS NULL", "i BETWEEN 1 AND 5"])
+def test_a_negated_atom_binds_to_the_negation_of_its_predicate(where):
+    # The pipeline binds before it pushes NOT down (table_analysis: nnf(bind(...))), so these
+    # atoms reach bind negated only through the API; bound, they must still mean NOT.
+    from planner.cnf.bind import bind
+    from planner.cnf.ir import Cmp
+
+    types = {"s": parse_type("string"), "c": parse_type("char(5)"), "i": parse_type("int")}
+    atom = _ir(where)
+    assert isinstance(atom, Cmp) and atom.op in ("like", "in", "isnull", "between")
+    plain, negated = bind(atom, types), bind(atom.negate(), types)
+    if isinstance(plain, Pred):
+        assert negated == plain.negate() and negated.exact == plain.exact
+    else:  # BETWEEN binds to two atoms
+        from planner.cnf.ir import not_
+        from planner.cnf.normalize import nnf
+
+        assert nnf(negated) == nnf(not_(plain))

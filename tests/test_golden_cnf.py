@@ -37,7 +37,7 @@ EDGES = GOLDEN.with_name("edges_cnf.txt")
 EDGES_DDL = """
 CREATE TABLE edges (flag BOOLEAN, f FLOAT, x DOUBLE, i INT, b BIGINT, s STRING, c CHAR(5), v VARCHAR(10),
                     m DECIMAL(38,18), n DECIMAL(10,2), d DATE, ts TIMESTAMP);
-CREATE TABLE other (k INT, y INT, w STRING, ok BOOLEAN);
+CREATE TABLE other (k INT, y INT, w STRING, ok BOOLEAN, flag BOOLEAN, s STRING);
 """
 HEADER = "#### "
 SEPARATOR = "----"
