@@ -256,3 +256,27 @@ def test_a_negated_atom_binds_to_the_negation_of_its_predicate(where):
         from planner.cnf.normalize import nnf
 
         assert nnf(negated) == nnf(not_(plain))
+
+
+# ---- an exact column compared in FLOAT (ANSI off: INT and FLOAT meet in FLOAT, binary32) -----------
+@pytest.mark.parametrize("where,column,inside,outside", [
+    # 2^24: the floats around it are 16777215 and 16777218; 16777217 is a tie and rounds to the even 2^24
+    ("i = CAST(16777216 AS FLOAT)", "int", [16777216, 16777217], [16777215, 16777218]),
+    ("i = CAST(16777218 AS FLOAT)", "int", [16777218], [16777217, 16777219]),  # both ties round away from it
+    ("i = CAST(-16777218 AS FLOAT)", "int", [-16777218], [-16777217, -16777219]),
+    ("i < CAST(-16777216 AS FLOAT)", "int", [-16777218, -2**31], [-16777217, -16777216]),
+    ("i > CAST(16777216 AS FLOAT)", "int", [16777218, 2**31 - 1], [16777217, 16777216]),
+    ("i = CAST(0 AS FLOAT)", "int", [0], [1, -1]),
+    ("i >= CAST(-0.0 AS FLOAT)", "int", [0, 5], [-1]),
+    ("b = CAST('3.4028235E38' AS FLOAT)", "bigint", [], [2**63 - 1]),
+    ("b < CAST('-3.4028235E38' AS FLOAT)", "bigint", [], [-2**63]),
+])
+def test_an_exact_column_against_a_float_rounds_half_to_even_in_binary32(where, column, inside, outside):
+    from planner.cnf.bind import bind
+    from planner.semantics.settings import Settings
+
+    col = where.split()[0]
+    p = bind(_ir(where), {col: parse_type(column)}, Settings(False))
+    assert isinstance(p, Pred) and p.exact, p
+    assert all(p.true.contains(v) for v in inside), (p.true, inside)
+    assert not any(p.true.contains(v) for v in outside), (p.true, outside)
