@@ -263,6 +263,8 @@ def test_a_negated_atom_binds_to_the_negation_of_its_predicate(where):
     # 2^24: the floats around it are 16777215 and 16777218; 16777217 is a tie and rounds to the even 2^24
     ("i = CAST(16777216 AS FLOAT)", "int", [16777216, 16777217], [16777215, 16777218]),
     ("i = CAST(16777218 AS FLOAT)", "int", [16777218], [16777217, 16777219]),  # both ties round away from it
+    # 2^25: spacing 2 below, 4 above; a neighbour taken in binary64 instead would lose 33554431 and 33554433
+    ("i = CAST(33554432 AS FLOAT)", "int", [33554431, 33554432, 33554434], [33554430, 33554435]),
     ("i = CAST(-16777218 AS FLOAT)", "int", [-16777218], [-16777217, -16777219]),
     ("i < CAST(-16777216 AS FLOAT)", "int", [-16777218, -2**31], [-16777217, -16777216]),
     ("i > CAST(16777216 AS FLOAT)", "int", [16777218, 2**31 - 1], [16777217, 16777216]),
