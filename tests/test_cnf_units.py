@@ -282,3 +282,16 @@ def test_an_exact_column_against_a_float_rounds_half_to_even_in_binary32(where, 
     assert isinstance(p, Pred) and p.exact, p
     assert all(p.true.contains(v) for v in inside), (p.true, inside)
     assert not any(p.true.contains(v) for v in outside), (p.true, outside)
+
+
+def test_the_budget_counts_the_clauses_a_distribution_makes():
+    def pair(n):  # (x = n AND y = n): two clauses to distribute
+        return and_(_p("x", ValueSet.points(I, [n])), _p("y", ValueSet.points(I, [n])))
+
+    two, three = or_(pair(1), pair(2)), or_(pair(1), pair(2), pair(3))  # 4 and 8 clauses
+    assert not cnf(two, budget=4).weakened and cnf(two, budget=3).weakened
+    assert cnf(three, budget=4).weakened and not cnf(three, budget=8).weakened
+    assert not cnf(or_(pair(1), pair(2), _p("z", _lt(3))), budget=4).weakened  # one clause multiplies by 1
+    # past the budget under an AND, and under an OR inside an AND inside an OR
+    assert cnf(and_(_p("z", _lt(3)), three), budget=4).weakened
+    assert cnf(or_(_p("w", _lt(3)), and_(_p("z", _lt(3)), three)), budget=4).weakened
