@@ -64,7 +64,7 @@ def to_ir(node: exp.Expression, owner: Owner, dialect: str = "hive", memo: dict 
         # sqlglot folds NOT LIKE / NOT IN into the node (``negate=True``); ignoring it would prune
         # exactly the rows the query wants.
         return not_(atom) if node.args.get("negate") else atom
-    return _opaque(node, owner, dialect, refs=refs)
+    return _opaque(node, owner, dialect, refs)
 
 
 _FOREIGN_ATOM = Opaque("<foreign>", FOREIGN, frozenset())
@@ -105,10 +105,9 @@ def _chain(node: exp.Expression, kind: type) -> list[exp.Expression]:
     return out
 
 
-def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None = None,
-            refs: tuple[bool, list[exp.Column]] | None = None) -> Expr:
+def _opaque(node: exp.Expression, owner: Owner, dialect: str, refs: tuple[bool, list[exp.Column]]) -> Expr:
     # Printing SQL is the expensive part; foreign atoms (join conditions) never need it.
-    subquery, columns = refs if refs is not None else _references(node, None)
+    subquery, columns = refs
     if subquery:
         head = node.this if isinstance(node, exp.In) else None
         col = _column(head, owner) if head is not None else None
@@ -128,15 +127,15 @@ def _opaque(node: exp.Expression, owner: Owner, dialect: str, reason: str | None
         constant = _constant_predicate(node)  # 1 = 1, FALSE, CAST(NULL AS BOOLEAN)
         if constant is not None:
             return constant
-    names = {f.name.lower() for f in node.find_all(exp.Func) if f.name}
-    if reason is None:
-        if names & set(_NONDETERMINISTIC) or any(isinstance(f, (exp.Rand, exp.CurrentDate, exp.CurrentTimestamp))
-                                                for f in node.find_all(exp.Func)):
-            reason = "non-deterministic function"
-        elif any(isinstance(f, exp.Anonymous) for f in node.find_all(exp.Func)):
-            reason = "user-defined function"
-        else:
-            reason = "expression over columns"
+    # a typed function (sqlglot's Uuid, Shuffle) has no .name; its SQL name is the function's
+    names = {(f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower() for f in node.find_all(exp.Func)}
+    if names & set(_NONDETERMINISTIC) or any(isinstance(f, (exp.Rand, exp.CurrentDate, exp.CurrentTimestamp))
+                                            for f in node.find_all(exp.Func)):
+        reason = "non-deterministic function"
+    elif any(isinstance(f, exp.Anonymous) for f in node.find_all(exp.Func)):
+        reason = "user-defined function"
+    else:
+        reason = "expression over columns"
     return Opaque(sql, reason, frozenset(mine))
 
 
