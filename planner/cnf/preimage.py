@@ -229,8 +229,9 @@ def _bits(w: float, single: bool) -> int:
     return struct.unpack("<I", struct.pack("<f", w))[0] if single else struct.unpack("<Q", struct.pack("<d", w))[0]
 
 
-def _from_bits(b: int, single: bool) -> float:
-    return struct.unpack("<f", struct.pack("<I", b))[0] if single else struct.unpack("<d", struct.pack("<Q", b))[0]
+def _float32(b: int) -> float:
+    """The binary32 value whose bits are ``b`` (binary64 neighbours come from ``math.nextafter``)."""
+    return struct.unpack("<f", struct.pack("<I", b))[0]
 
 
 def _next(w: float, up: bool, single: bool) -> float:
@@ -238,10 +239,10 @@ def _next(w: float, up: bool, single: bool) -> float:
     if not single:
         return math.nextafter(w, math.inf if up else -math.inf)
     if w == 0:
-        tiny = _from_bits(1, True)
+        tiny = _float32(1)
         return tiny if up else -tiny
     b = _bits(w, True)
-    return _from_bits(b + 1 if (w > 0) == up else b - 1, True)
+    return _float32(b + 1 if (w > 0) == up else b - 1)
 
 
 def _even(w: float, single: bool) -> bool:
