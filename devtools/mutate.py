@@ -152,26 +152,39 @@ json.dump({name: get_diff_for_mutant(name, path=path) for path, name in json.loa
 """
 
 
+def _sync(work: Path) -> None:
+    """Bring the work tree up to date: sources changed since the run began are copied into ``work``
+    (mutmut makes their mutants again, and forgets the results of the functions that changed);
+    tests also into ``work/mutants``, where mutmut runs them."""
+    for rel in _tracked_files():
+        if rel == "setup.cfg":  # carries the run's [mutmut] section
+            continue
+        bases = (work, work / "mutants") if rel.startswith("tests/") else (work,)
+        for base in bases:
+            dest = base / rel
+            if not dest.exists() or dest.read_bytes() != (ROOT / rel).read_bytes():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / rel, dest)
+
+
 def recheck(name: str) -> dict:
-    """Run again only the mutants of ``name`` the last run did not kill (nor reach) and that are not
-    classified equivalent, against the tests as they are now (tests written since are copied in)."""
+    """Run again the mutants of ``name`` the last run did not kill (nor reach) and that are not
+    classified equivalent, against the code and tests as they are now; then every mutant without
+    a result (those of functions changed since, made anew)."""
     work = BUILD / name
     last = json.loads((BUILD / f"{name}.json").read_text())
     equivalent = {k for k, (cls, _) in load_classified().items() if cls == "equivalent"}
     again = [k for k, m in last["mutants"].items() if m["status"] not in ("killed", "timeout") and k not in equivalent]
-    for rel in _tracked_files():
-        if rel.startswith("tests/"):
-            for base in (work, work / "mutants"):
-                (base / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / rel, base / rel)
+    _sync(work)
     cfg = work / "setup.cfg"
     text = cfg.read_text()
     cfg.write_text(text[:text.index("\n[mutmut]")] + _mutmut_section(_current_targets()[name]))
     started = time.monotonic()
     mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
     with open(work / "mutmut-recheck.log", "w") as out:
-        subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", "1", *again], cwd=work,
-                       env=_env(work), stdout=out, stderr=subprocess.STDOUT)
+        for names in (again, []):  # named: run even with a result; none named: only those without one
+            subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", "1", *names], cwd=work,
+                           env=_env(work), stdout=out, stderr=subprocess.STDOUT)
     result = collect(name, work)
     result["seconds"] = last.get("seconds", 0) + round(time.monotonic() - started)
     (BUILD / f"{name}.json").write_text(json.dumps(result, indent=1))
