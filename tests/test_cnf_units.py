@@ -295,3 +295,16 @@ def test_the_budget_counts_the_clauses_a_distribution_makes():
     # past the budget under an AND, and under an OR inside an AND inside an OR
     assert cnf(and_(_p("z", _lt(3)), three), budget=4).weakened
     assert cnf(or_(_p("w", _lt(3)), and_(_p("z", _lt(3)), three)), budget=4).weakened
+
+
+def test_a_date_against_a_timestamp_binds_only_where_the_zone_databases_agree():
+    from planner.cnf.bind import bind
+    from planner.cnf.ir import Opaque
+    from planner.semantics.settings import Settings
+
+    ny = Settings(True, "America/New_York")
+    p = bind(_ir("d < TIMESTAMP '2020-03-08 12:00:00'"), {"d": parse_type("date")}, ny)
+    assert isinstance(p, Pred) and p.true.contains(dt.date(2020, 3, 8)) and not p.true.contains(dt.date(2020, 3, 9))
+    # the literal itself is refused first, before the DATE's thresholds are looked for
+    old = bind(_ir("d < TIMESTAMP '1800-01-01 12:00:00'"), {"d": parse_type("date")}, ny)
+    assert isinstance(old, Opaque) and old.reason.endswith("time zone America/New_York at 1800-01-01 12:00:00")
