@@ -308,3 +308,18 @@ def test_a_date_against_a_timestamp_binds_only_where_the_zone_databases_agree():
     # the literal itself is refused first, before the DATE's thresholds are looked for
     old = bind(_ir("d < TIMESTAMP '1800-01-01 12:00:00'"), {"d": parse_type("date")}, ny)
     assert isinstance(old, Opaque) and old.reason.endswith("time zone America/New_York at 1800-01-01 12:00:00")
+
+
+def test_a_zone_dependent_atom_is_found_after_atoms_of_every_other_kind():
+    # an And's operands are a set; whatever order they come in, the one that needs the zone is seen
+    from planner.cnf.ir import And
+
+    e = _ir("(a < b) AND f(x) > 1 AND n IS NULL AND ts < '2020-01-01 00:00:00'")
+    types = {"ts": parse_type("timestamp"), "n": parse_type("int"), "a": parse_type("int"), "b": parse_type("int")}
+    args = sorted(e.args, key=lambda a: "ts <" in str(a))  # the TIMESTAMP comparison last
+    assert "ts <" in str(args[-1]) and needs_time_zone(And(tuple(args)), types)
+
+
+def test_the_empty_and_the_full_set_are_plain():
+    assert ValueSet.nothing(I).null is False and ValueSet.nothing(I).kind is I
+    assert ValueSet.intersect_all(D, []) == ValueSet.everything(D) and ValueSet.intersect_all(D, []).kind is D
