@@ -323,3 +323,13 @@ def test_a_zone_dependent_atom_is_found_after_atoms_of_every_other_kind():
 def test_the_empty_and_the_full_set_are_plain():
     assert ValueSet.nothing(I).null is False and ValueSet.nothing(I).kind is I
     assert ValueSet.intersect_all(D, []) == ValueSet.everything(D) and ValueSet.intersect_all(D, []).kind is D
+
+
+def test_a_like_prefix_is_a_half_open_range():
+    from planner.cnf.bind import _prefix_range
+    from planner.cnf.valueset import Interval
+
+    assert _prefix_range("ab", Kind.STRING).intervals == (Interval("ab", "ac", True, False),)
+    top = "a\U0010FFFF"
+    assert _prefix_range(top, Kind.STRING).intervals == (Interval(top, "b", True, False),)
+    assert _prefix_range("\U0010FFFF", Kind.STRING).intervals == (Interval("\U0010FFFF", None, True, False),)
