@@ -333,3 +333,12 @@ def test_a_like_prefix_is_a_half_open_range():
     top = "a\U0010FFFF"
     assert _prefix_range(top, Kind.STRING).intervals == (Interval(top, "b", True, False),)
     assert _prefix_range("\U0010FFFF", Kind.STRING).intervals == (Interval("\U0010FFFF", None, True, False),)
+
+
+def test_constants_fold_out_of_and_and_or():
+    from planner.cnf.ir import FALSE, TRUE
+
+    x = _p("x", _lt(3))
+    assert or_(FALSE, x) == x and or_(TRUE, x) == TRUE and or_() == FALSE and or_(FALSE) == FALSE
+    assert and_(TRUE, x) == x and and_(FALSE, x) == FALSE and and_() == TRUE
+    assert Pred("x", _lt(3), _gt(2)).negate().text == "" and _text("x", _lt(3), "x < 3").negate().text == "NOT (x < 3)"
