@@ -61,6 +61,7 @@ def _ir(where: str):
     ("n = 5 OR ts IS NULL", {"n": "int", "ts": "timestamp"}, True),
     ("u < TIMESTAMP '2020-01-01 00:00:00'", {}, True),                 # unknown column, zoned literal
     ("u < 5", {}, False),
+    ("NOT (ts < '2020-01-01 00:00:00')", {"ts": "timestamp"}, True),  # under a NOT
     # atoms that are no comparison (pairs, functions) before the one that needs the zone
     ("(a < b) OR (c < e) OR f(x) > 1 OR upper(s) = 'A' OR ts < '2020-01-01 00:00:00'", {"ts": "timestamp"}, True),
 ])
