@@ -202,9 +202,7 @@ def isolating_layout(table: str, segments: int, order: tuple[str, ...] = ("v",),
 def answers(spark, table: str, preds: list[str], pushdown: bool, checksum: str = "id, v",
             batch: int = 60) -> list[tuple]:
     """(count, checksum) of ``table`` per predicate: UNION ALL batches, each branch its own scan
-    with its own pushed filters. Batches of 60: a union grows dearer faster than its branches (a
-    table of the long run took 6 min with its 250 predicates in one batch, 3.5 min in batches of
-    60, its apply included)."""
+    with its own pushed filters. In batches: a union grows dearer faster than its branches."""
     spark.conf.set(PUSH, str(pushdown).lower())
     out: list[tuple] = []
     try:
