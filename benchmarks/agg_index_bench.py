@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from benchmarks.tpch_bench import TABLE, Config, generated, load_source, split_by_template
+from benchmarks.tpch_setup import TABLE, Config, generated, load_source, split_by_template
 
 ROOT = Path(__file__).resolve().parent.parent
 DB = "aggbench"
@@ -68,7 +68,7 @@ def _rewrite_sql(text: str, table: str) -> str:
 
 def _apply(spark, src, key: str, layout, block_bytes: int, log) -> tuple[str, float]:
     """A copy of the table as loaded, laid out by ``planner apply`` (the index built with it)."""
-    from benchmarks.tpch_build import build_copy
+    from benchmarks.builds import build_copy
     from hive_integration.apply.apply_layout import SparkRunner, apply_layout
 
     table = f"{DB}.li_{key}"
@@ -103,7 +103,7 @@ def _measure(spark, target: Target, sql: str, runs: int):
 
 
 def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print) -> dict:
-    from benchmarks.tpch_build import build_copy, footprint
+    from benchmarks.builds import build_copy, footprint
     from hive_integration.spark.cells import build
     from planner.advice.ranking import advise
     from planner.analysis.table_analysis import analyze_table
