@@ -1,6 +1,6 @@
 """Issue 32: the aggregate index on held-out Q6 variants, measured by Spark.
 
-    .venv/bin/python -m benchmarks.agg_index_bench [--scale 1] [--state-dir DIR] [--reuse] [--runs 3]
+    .venv/bin/python -m benchmarks.agg_index_bench [--scale 1] [--state-dir DIR] [--reuse] [--runs 3] [--report-only]
 
 1. TPC-H lineitem (tpchgen-cli) loaded as ``aggbench.lineitem`` in its own order, with the row
    groups ``benchmarks.tpch_bench`` uses: *the table as loaded*;
@@ -153,6 +153,7 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print)
     copy = build_copy(spark, src.table, f"{DB}.li_copy", cfg.row_group_bytes)
     copy_seconds = copy.seconds
     _, _, table_bytes = footprint(spark, src.table)
+    shapes = {t.key: dict(zip(("files", "row_groups", "bytes"), footprint(spark, t.table))) for t in targets}
     queries = [measured_wl.queries[i] for i in held]
     log(f"measuring {len(queries)} held-out queries on {len(targets)} targets")
     matching = []
@@ -170,7 +171,8 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print)
             target.results.append(got)
     load.append(os.getloadavg())
     out = {"scale": scale, "load_average": load, "advise_seconds": advise_seconds, "copy_seconds": copy_seconds,
-           "table_bytes": table_bytes, "builds": builds, "matching": matching,
+           "table_bytes": table_bytes, "builds": builds, "matching": matching, "shapes": shapes,
+           "table_rows": src.stats.rows,
            "picks": {k: a.layout.describe() + (f" + {a.layout.aggregate_index.describe()}" if a.layout.aggregate_index
                                                else "") for k, a in picks.items()},
            "targets": [{"key": t.key, "label": t.label, "index": t.index,
@@ -210,6 +212,7 @@ def report(fig: dict) -> str:
                      f"{(b['index_bytes'] or 0) / 2**20:.2f} MiB = {(b['index_bytes'] or 0) / fig['table_bytes']:.2%} of "
                      f"the table ({fig['table_bytes'] / 2**20:.0f} MiB)")
         lines.append(line)
+    lines += _lookups(fig)
     per: dict[str, list] = {}
     idx = [t for t in fig["targets"] if t["index"]]
     if idx:
@@ -227,6 +230,31 @@ def report(fig: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+LOOKUPS = {"q6 variant q-o, point per predicate": "l_orderkey", "q6 variant q-e, point per predicate": "l_extendedprice"}
+
+
+def _lookups(fig: dict) -> list[str]:
+    """Issue 32's lookup target: the row groups a one-value lookup reads, per layout (rows read ÷
+    the table's rows per row group: Spark reads whole row groups of the files it does not skip)."""
+    shapes = fig.get("shapes")
+    if not shapes:
+        return []
+    lines = ["", "Lookups on one value (target: at most 2 row groups in every advised layout); row groups read "
+             "= rows read ÷ the layout's rows per row group:", "",
+             "| layout | rows per row group | " + " | ".join(f"`{c} = v`" for c in LOOKUPS.values()) + " |",
+             "|---|---:|" + "---:|" * len(LOOKUPS)]
+    for t in fig["targets"]:
+        if t["key"] == "full":
+            continue
+        per_group = fig["table_rows"] / max(shapes[t["key"]]["row_groups"], 1)
+        cells = []
+        for template in LOOKUPS:
+            got = [r["rows"] for r in t["results"] if r["template"] == template]
+            cells.append(", ".join(f"{g / per_group:.1f}" for g in got) if got else "–")
+        lines.append(f"| {t['label']} | {per_group:,.0f} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv=None) -> int:
     from hive_integration.spark.session import build_spark_session
 
@@ -236,13 +264,19 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--report-only", action="store_true", help="render the report again from the JSON")
     args = ap.parse_args(argv)
+    name = f"agg_index_sf{args.scale:g}"
+    if args.report_only:
+        fig = json.loads((args.out_dir / f"{name}.json").read_text())
+        (args.out_dir / f"{name}.md").write_text(report(fig))
+        print(report(fig))
+        return 0
     spark = build_spark_session(args.state_dir / "spark", app_name="agg-index-bench",
                                 conf={"spark.driver.memory": "4g"})
     started = time.perf_counter()
     fig = run(spark, args.scale, args.state_dir, args.runs, args.reuse,
               lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True))
-    name = f"agg_index_sf{args.scale:g}"
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / f"{name}.json").write_text(json.dumps(fig, indent=2, default=str))
     (args.out_dir / f"{name}.md").write_text(report(fig))

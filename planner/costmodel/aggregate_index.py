@@ -20,6 +20,12 @@ exactly (``planner.pruning.strict``). Served, it reads:
 * the index's cells inside its box (estimated from the sample: the distinct cells its interior
   rows fall in, scaled to the table by Chao's estimate of the cells the sample did not see).
 
+The boundary is priced on the grid *without* the workload's constants among its boundaries: the
+advised queries lie on the grid's lines, so they have no partial bucket, but the next query of
+their template has other constants and does. Priced on the grid they were cut for, the served
+queries would read nothing from the table; Spark reads their boundary cells, which on a layout
+not ordered by the grid's columns are spread over most of the row groups.
+
 Both are priced with the time model (``planner.costmodel.timing``) as the table's scans are, and
 the query takes the index's answer instead of its plain scan. The index itself costs its build:
 one read of the columns it needs, the aggregation, and writing the cells.
@@ -135,9 +141,10 @@ def aggregate_scans(model: CostModel, workload: Workload) -> dict[int, Aggregate
 
 
 def derive_index(model: CostModel, queries: dict[int, AggregateQuery], buckets: int,
-                 dims_wanted: int = MAX_DIMS) -> AggregateIndex | None:
+                 dims_wanted: int = MAX_DIMS, constants: bool = True) -> AggregateIndex | None:
     """The index the served candidates ask for: a grid over the ``dims_wanted`` columns their
-    predicates constrain most often, a wide column cut into about ``buckets`` buckets."""
+    predicates constrain most often, a wide column cut into about ``buckets`` buckets (at the
+    workload's own constants too, unless ``constants`` is False)."""
     types = {k.lower(): v for k, v in (dict(model.analysis.types) or dict(model.stats.schema)).items()}
     exprs: dict[str, str] = {}
     groups: dict[str, str] = {}
@@ -156,7 +163,7 @@ def derive_index(model: CostModel, queries: dict[int, AggregateQuery], buckets: 
     if not exprs and not any(c.key is None for q in queries.values() for c in q.calls):
         return None
     chosen = [a for a, _ in sorted(dims.items(), key=lambda kv: (-kv[1], kv[0]))][:min(dims_wanted, MAX_DIMS)]
-    grid = tuple(GridDim(a, str(parse_type(types[a])), _bounds(model, a, types[a], buckets)) for a in chosen)
+    grid = tuple(GridDim(a, str(parse_type(types[a])), _bounds(model, a, types[a], buckets, constants)) for a in chosen)
     return AggregateIndex(grid, tuple(sorted(groups.items())), tuple(IndexedExpr(k, t) for k, t in sorted(exprs.items())))
 
 
@@ -179,9 +186,9 @@ def _kept(model: CostModel, q: AggregateQuery, types) -> tuple[dict, dict] | Non
     return exprs, groups
 
 
-def _bounds(model: CostModel, column: str, type_: str, buckets: int) -> tuple:
-    """Bucket boundaries: every sampled value of a narrow column; quantiles of a wide one plus the
-    constants the workload compares it with (each the first value of a bucket)."""
+def _bounds(model: CostModel, column: str, type_: str, buckets: int, constants: bool = True) -> tuple:
+    """Bucket boundaries: every sampled value of a narrow column; quantiles of a wide one plus
+    (``constants``) the constants the workload compares it with (each the first value of a bucket)."""
     uniq = list(model.sample.uniques(column))
     if len(uniq) <= max(buckets, EXACT_VALUES // 4):
         return tuple(uniq)
@@ -189,7 +196,7 @@ def _bounds(model: CostModel, column: str, type_: str, buckets: int) -> tuple:
     values = np.sort(codes[codes >= 0])
     cuts = {uniq[int(values[min(len(values) - 1, (len(values) * k) // buckets)])] for k in range(1, buckets)}
     t = parse_type(type_)
-    for s in model.scans:
+    for s in model.scans if constants else ():
         vs = s.sets.get(column)
         if vs is None:
             continue
@@ -224,8 +231,13 @@ def _next(v, t):
 
 # ---- pricing -------------------------------------------------------------------------------------
 def price_index(model: CostModel, cost: LayoutCost, queries: dict[int, AggregateQuery],
-                index: AggregateIndex, templates: Sequence[str] = ()) -> IndexPrice:
-    """``index`` beside ``cost.layout``: the seconds the served scans take with it, its size, its build."""
+                index: AggregateIndex, templates: Sequence[str] = (), seen_as: AggregateIndex | None = None
+                ) -> IndexPrice:
+    """``index`` beside ``cost.layout``: the seconds the served scans take with it, its size, its build.
+
+    ``seen_as`` is the grid the served queries are priced on (default ``index``): the same grid
+    without the workload's constants among its boundaries (``choose_index``), so that a query is
+    priced as the next one of its template sees the index, not as the one it was built from."""
     layout = cost.layout
     sizes, files, blocks, hits = model.blocks_of(layout)
     labels = model.labels(layout)
@@ -238,11 +250,12 @@ def price_index(model: CostModel, cost: LayoutCost, queries: dict[int, Aggregate
                          model.population())
     served: list[ServedScan] = []
     regions = [p.conditions for p in layout.partitions]
+    grid = seen_as or index
     for i, q in queries.items():
         scan = model.scans[i]
         if not _serves(index, q, scan):
             continue
-        got = _served(model, layout, index, scan, i, hits[i], reader, blocks, files, sizes, keys, labels,
+        got = _served(model, layout, grid, scan, i, hits[i], reader, blocks, files, sizes, keys, labels,
                       scale, cell_bytes, regions)
         if got is not None and got.seconds < cost.per_scan[i].seconds:
             served.append(got)
@@ -435,7 +448,8 @@ def choose_index(model: CostModel, cost: LayoutCost, queries: dict[int, Aggregat
             if size > cap:
                 too_big = too_big or f"its cells (~{size / 2**20:.1f} MiB) exceed {SIZE_SHARE:.0%} of the table"
                 break
-            price = price_index(model, cost, queries, index, templates)
+            seen_as = derive_index(model, queries, b, k, constants=False)
+            price = price_index(model, cost, queries, index, templates, seen_as)
             if best is None or (price.index is not None and (best.index is None or price.saved > best.saved)) or \
                     (price.index is None and best.index is None and price.saved > best.saved):
                 best = price
