@@ -362,3 +362,19 @@ def test_the_index_is_priced_as_the_next_query_of_its_template_sees_it():
     assert held.rows_after > 0  # its successors do not
     chosen = choose_index(model, cost, queries)
     assert chosen.index is None or chosen.rows_after > 0
+
+
+def test_the_largest_value_of_a_narrow_column_is_a_bucket_of_its_own():
+    """``l_discount = 0.10`` (the largest discount) is a whole bucket, not a part of [0.10, +inf):
+    the held-out ``q-d`` lookups on it were refused (``lies inside single buckets``)."""
+    from planner.cnf.valueset import ValueSet
+    from planner.costmodel.aggregate_index import aggregate_scans, derive_index
+    from planner.costmodel.cost import CostModel
+
+    advice = _advise(_q6(12))
+    model = CostModel(advice.analysis, advice.stats, advice.params)
+    dim = next(d for d in derive_index(model, aggregate_scans(model, advice.workload), 32, 3).dims
+               if d.column == "l_discount")
+    assert dim.bounds[-1] == D("0.11")
+    assert dim.bucket_set(dim.bucket_of(D("0.10"))) == ValueSet.range(dim.kind, D("0.10"), D("0.10"), True, True)
+    assert dim.bucket_of(D("0.12")) == dim.buckets - 1  # a value the sample never saw: the last bucket

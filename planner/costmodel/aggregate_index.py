@@ -191,7 +191,10 @@ def _bounds(model: CostModel, column: str, type_: str, buckets: int, constants: 
     (``constants``) the constants the workload compares it with (each the first value of a bucket)."""
     uniq = list(model.sample.uniques(column))
     if len(uniq) <= max(buckets, EXACT_VALUES // 4):
-        return tuple(uniq)
+        # a bucket per value, the largest one's closed by its successor: ``l_discount = 0.10`` is
+        # then a whole bucket, not a part of [0.10, +inf) (values above the sample's stay in the last)
+        top = _next(uniq[-1], parse_type(type_)) if uniq else None
+        return tuple(uniq) + ((top,) if _representable(top, parse_type(type_)) else ())
     codes = model.sample.codes(column)
     values = np.sort(codes[codes >= 0])
     cuts = {uniq[int(values[min(len(values) - 1, (len(values) * k) // buckets)])] for k in range(1, buckets)}
@@ -218,6 +221,17 @@ def _starts(iv, t) -> list:
     if iv.hi is not None:
         out.append(_next(iv.hi, t) if iv.hi_closed else iv.hi)
     return out
+
+
+def _representable(v, t) -> bool:
+    """``v`` is a value of type ``t`` (a boundary is compared as a literal of the column's own type)."""
+    if v is None:
+        return False
+    if t.is_decimal and isinstance(v, Decimal):
+        return abs(v) < Decimal(10) ** (t.precision - t.scale)
+    if t.name in ("tinyint", "smallint", "int", "bigint") and isinstance(v, int):
+        return t.min_value <= v <= t.max_value
+    return True
 
 
 def _next(v, t):
