@@ -1,0 +1,113 @@
+"""Where an aggregate index's time goes (issue 32): its build, and a query it serves, in pieces.
+
+Runs on the tables ``benchmarks.agg_index_bench`` leaves in its state directory (``aggbench.li_pick``
+with its index, ``aggbench.li_pick_noindex`` without), after that benchmark, alone:
+
+* the build: the cells query as ``apply`` runs it, without its ORDER BY, without the aggregates of
+  the expressions, with ANSI off; a read of every column and a ``CREATE TABLE AS SELECT`` copy for
+  scale (each written to Spark's ``noop`` sink, the fastest of two runs);
+* a query the index serves: the plain query on the same layout without the index, the rewritten
+  query, the planning of each (``EXPLAIN``), ``SELECT 1``, the index's head subquery alone, and a
+  read of every cell (median of five warm runs).
+
+    .venv/bin/python -m benchmarks.agg_index_profile [--state-dir /tmp/planner-agg-bench]
+
+Prints the table and writes ``benchmarks/results/agg_index_profile_sf1.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = "aggbench.li_pick"
+QUERY = "SELECT sum(l_extendedprice * l_discount) AS revenue FROM {t} WHERE l_discount BETWEEN 0.02 AND 0.03"
+
+
+def main(argv=None) -> int:
+    from sqlglot import exp
+
+    from hive_integration.metastore.layouts import rewritten
+    from planner.emit.ddl import layout_from_properties
+    from hive_integration.spark.session import build_spark_session
+    from planner.emit.cells_sql import cells_select
+
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.agg_index_profile", description=__doc__.splitlines()[0])
+    ap.add_argument("--state-dir", type=Path, default=Path("/tmp/planner-agg-bench"))
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "agg_index_profile_sf1.md")
+    a = ap.parse_args(argv)
+    spark = build_spark_session(a.state_dir / "spark", app_name="agg-index-profile", conf={"spark.driver.memory": "4g"})
+    rows: list[tuple[str, str, float]] = []
+    load0 = os.getloadavg()[0]
+
+    def noop(part: str, label: str, sql: str, n: int = 2) -> None:
+        best = float("inf")
+        for _ in range(n):
+            t = time.perf_counter()
+            spark.sql(sql).write.format("noop").mode("overwrite").save()
+            best = min(best, time.perf_counter() - t)
+        rows.append((part, label, best))
+
+    def collect(part: str, label: str, sql: str, n: int = 5) -> None:
+        spark.sql(sql).collect()
+        walls = []
+        for _ in range(n):
+            t = time.perf_counter()
+            spark.sql(sql).collect()
+            walls.append(time.perf_counter() - t)
+        rows.append((part, label, statistics.median(walls)))
+
+    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES {TABLE}").collect()}
+    layout = layout_from_properties(props) if any(k.startswith("planner.layout.") for k in props) else None
+    if layout is None or layout.aggregate_index is None:
+        raise SystemExit(f"{TABLE} carries no aggregate index: run benchmarks.agg_index_bench first")
+    build = cells_select(layout.aggregate_index, TABLE, layout.partition_column)
+    unordered = build.copy()
+    unordered.set("order", None)
+    keys = [e for e in unordered.expressions if e.alias == "planner_pid" or e.alias.startswith("planner_b")]
+    counted = unordered.copy()
+    counted.set("expressions", [k.copy() for k in keys] + [exp.alias_(exp.Count(this=exp.Star()), "n")])
+    spark.conf.set("spark.sql.ansi.enabled", "true")  # as the build runs
+    noop("build", "read every column (a copy's read)", f"SELECT * FROM {TABLE}")
+    for label in ("CREATE TABLE AS SELECT copy", "CREATE TABLE AS SELECT copy, again"):
+        t = time.perf_counter()
+        spark.sql(f"CREATE TABLE aggbench.profile_copy STORED AS PARQUET AS SELECT * FROM {TABLE}")
+        rows.append(("build", label, time.perf_counter() - t))
+        spark.sql("DROP TABLE aggbench.profile_copy")
+    noop("build", "the cells query as apply runs it", build.sql("spark"))
+    noop("build", "… without its ORDER BY", unordered.sql("spark"))
+    noop("build", "… and without the expressions' aggregates (count only)", counted.sql("spark"))
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    noop("build", "… without its ORDER BY, ANSI off", unordered.sql("spark"))
+    spark.conf.unset("spark.sql.ansi.enabled")
+
+    plain = QUERY.format(t="aggbench.li_pick_noindex")
+    text, explanation = rewritten(spark, QUERY.format(t=TABLE))
+    if explanation is None or not explanation.used:
+        raise SystemExit(f"the index did not serve the profiled query: {explanation}")
+    collect("query", "plain query, same layout without the index", plain)
+    collect("query", "rewritten query (index)", text)
+    collect("query", "planning only (EXPLAIN), plain", f"EXPLAIN {plain}")
+    collect("query", "planning only (EXPLAIN), rewritten", f"EXPLAIN {text}")
+    collect("query", "SELECT 1", "SELECT 1")
+    collect("query", "the index's head subquery alone", f"SELECT COUNT(*) FROM {TABLE}__cells WHERE planner_part = 'head'")
+    collect("query", "every cell read and summed", f"SELECT sum(planner_n) FROM {TABLE}__cells WHERE planner_part = 'cells'")
+    spark.stop()
+    lines = ["# Where the aggregate index's time goes (SF 1)", "",
+             f"Reproduce: `.venv/bin/python -m benchmarks.agg_index_profile` after `benchmarks.agg_index_bench --scale 1`, "
+             f"alone (load average {load0:.1f} at the start). Index: {layout.aggregate_index.describe()}. Query: "
+             f"`{QUERY.format(t=TABLE)}`.", "", "| part | what runs | seconds |", "|---|---|---:|"]
+    lines += [f"| {p} | {label} | {s:.2f} |" for p, label, s in rows]
+    lines += ["", "The rewritten query:", "", "```sql", text, "```"]
+    report = "\n".join(lines) + "\n"
+    print(report, end="")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(report, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
