@@ -102,7 +102,7 @@ def _measure(spark, target: Target, sql: str, runs: int):
             "reason": "" if explanation is None else explanation.reason}
 
 
-def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print) -> dict:
+def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print, time_params=None) -> dict:
     from benchmarks.builds import build_copy, footprint
     from hive_integration.spark.cells import build
     from planner.advice.ranking import advise
@@ -112,6 +112,8 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print)
     load = [os.getloadavg()]
     cfg = dataclasses.replace(Config(), scale=scale, state_dir=state_dir, db=DB, reuse=reuse)
     src = load_source(spark, cfg, log)
+    if time_params is not None:  # ``planner calibrate``'s coefficients, as a user who ran it advises
+        src = replace(src, params=replace(src.params, time=time_params))
     wl = generated("q6", 100, ADVISE_SEED, scale, src.columns)
     adv_idx, _ = split_by_template(wl.queries, SPLIT_SEED)
     measured_wl = generated("q6", 100, MEASURED_SEED, scale, src.columns)
@@ -189,7 +191,9 @@ def report(fig: dict) -> str:
              f"{fig['load_average'][0][0]:.1f}, at the end {fig['load_average'][-1][0]:.1f} (2 cores, shared): wall "
              "times carry the noise of other jobs; rows read do not.", "",
              f"Advised on half of the seed-{ADVISE_SEED} draw (split seed {SPLIT_SEED}); measured on the held-out half "
-             f"of the seed-{MEASURED_SEED} draw: {len(fig['matching'])} queries, {m:,} matching rows.", ""]
+             f"of the seed-{MEASURED_SEED} draw: {len(fig['matching'])} queries, {m:,} matching rows. Time model: "
+             f"{fig.get('time_params', 'defaults')}"
+             + (" (`--calibration`)." if fig.get("time_params", "defaults") != "defaults" else "."), ""]
     for k, v in fig["picks"].items():
         lines.append(f"- {k}: {v}")
     full = next(t for t in fig["targets"] if t["key"] == "full")
@@ -265,8 +269,10 @@ def main(argv=None) -> int:
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
     ap.add_argument("--report-only", action="store_true", help="render the report again from the JSON")
+    ap.add_argument("--calibration", type=Path, default=None,
+                    help="advise with this `planner calibrate` result (calibration.json); the report is named *_calibrated")
     args = ap.parse_args(argv)
-    name = f"agg_index_sf{args.scale:g}"
+    name = f"agg_index_sf{args.scale:g}" + ("_calibrated" if args.calibration else "")
     if args.report_only:
         fig = json.loads((args.out_dir / f"{name}.json").read_text())
         (args.out_dir / f"{name}.md").write_text(report(fig))
@@ -275,8 +281,14 @@ def main(argv=None) -> int:
     spark = build_spark_session(args.state_dir / "spark", app_name="agg-index-bench",
                                 conf={"spark.driver.memory": "4g"})
     started = time.perf_counter()
+    time_params = None
+    if args.calibration:
+        from planner.cli.calibrate import load_time_params
+
+        time_params = load_time_params(args.state_dir, str(args.calibration))
     fig = run(spark, args.scale, args.state_dir, args.runs, args.reuse,
-              lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True))
+              lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True), time_params)
+    fig["time_params"] = "defaults" if time_params is None else time_params.source
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / f"{name}.json").write_text(json.dumps(fig, indent=2, default=str))
     (args.out_dir / f"{name}.md").write_text(report(fig))
