@@ -154,8 +154,8 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print,
                 builds[k]["cells"] = state.cells if state else None
     copy = build_copy(spark, src.table, f"{DB}.li_copy", cfg.row_group_bytes)
     copy_seconds = copy.seconds
-    _, _, table_bytes = footprint(spark, src.table)
     shapes = {t.key: dict(zip(("files", "row_groups", "bytes"), footprint(spark, t.table))) for t in targets}
+    table_bytes = shapes["current"]["bytes"]
     queries = [measured_wl.queries[i] for i in held]
     log(f"measuring {len(queries)} held-out queries on {len(targets)} targets")
     matching = []

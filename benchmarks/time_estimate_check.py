@@ -88,6 +88,9 @@ def main(argv=None) -> int:
         for key, layout in layouts.items():
             if key not in targets:
                 continue
+            if key != "current" and f"({layout.strategy}, order {layout.order.describe()})" not in targets[key]["label"]:
+                raise SystemExit(f"{key}: advised again as {layout.describe()}, but the benchmark measured "
+                                 f"{targets[key]['label']}: run the benchmark again on this code")
             cost = model.evaluate(layout)
             est = [0.0] * len(held_wl.queries)
             for scan, sc in zip(model.scans, cost.per_scan):
