@@ -29,6 +29,7 @@ from planner.advice.ranking import advise
 from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import Interval, ValueSet
 from planner.costmodel.cost import CostModel, CostParams
+from planner.costmodel.timing import TimeParams
 from planner.costmodel.sample import SampleFrame
 from planner.costmodel.selectivity import MIN_SAMPLE_MATCHES, Selectivity, sample_ndv
 from planner.costmodel.statistics import ColumnStats, TableStats
@@ -135,13 +136,15 @@ def test_the_pick_skips_its_shuffle_only_when_the_model_finds_it_cheap():
         best = m.evaluate(layout_a(order))
         return written_where_read(SearchResult((best,), (best,), ()), Scorer(m), stats, params), best
 
-    loose = CostParams(row_group_rows=2, local_write_tolerance=10.0)
+    # a cluster where opening a file costs time (this machine's calibration finds it free)
+    files_cost = TimeParams(file=0.002, row_group=0.0002)
+    loose = CostParams(row_group_rows=2, local_write_tolerance=10.0, time=files_cost)
     got, before = result_for(loose, Ordering("sort", ("v",)))
     assert dict(got.best.layout.meta)["write_runs"] == 3 and got.ranked == (got.best,)
     assert got.best.overhead > before.overhead  # the runs' files are charged
     hints = dict(got.best.layout.meta) | {"table_bytes": 300 * 2**20}
     assert not write_plan(replace(got.best.layout, meta=tuple(hints.items()))).shuffle
-    strict = CostParams(row_group_rows=2, local_write_tolerance=0.0)
+    strict = CostParams(row_group_rows=2, local_write_tolerance=0.0, time=files_cost)
     kept, _ = result_for(strict, Ordering("sort", ("v",)))
     assert "write_runs" not in dict(kept.best.layout.meta)  # more files opened: the score grows
     unordered, _ = result_for(loose, Ordering())

@@ -6,7 +6,8 @@ file) dwarf the rows, and the default advice rightly keeps such a table as it is
 to lay a small table out prices it with one of these instead:
 
 * ``ROWS_AS_SECONDS``: a second per row read and nothing else, so estimated seconds are rows;
-* ``SLOW_SCANS``: the shipped defaults with rows and bytes 1000x slower
+* ``SLOW_SCANS``: a local driver's fixed costs (the defaults shipped before the first
+  calibration) with rows and bytes 1000x slower
   (``tests/data/slow_scans.json``, also passed to the CLI as ``--calibration``), so a table of
   60,000 rows prices like one of 60 million.
 """

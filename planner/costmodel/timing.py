@@ -35,15 +35,18 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TimeParams:
-    """Seconds per unit of work, and the engine's parallelism. Defaults: a 2-core local Spark."""
+    """Seconds per unit of work, and the engine's parallelism. The defaults are ``planner
+    calibrate`` on a 2-core local Spark 4 driver (``benchmarks/results/calibration_sf1_local2.json``):
+    there, a partition, a file and a row group cost nothing the fit could tell from the tasks they
+    make, so they stay at zero until a calibration on the user's cluster says otherwise."""
 
-    query: float = 0.060  # planning, job submission, collecting the answer
-    partition: float = 0.0030  # one partition: metastore object and directory listing
-    task: float = 0.0040  # scheduling one task
-    file: float = 0.0020  # opening one file and reading its footer
-    row_group: float = 0.0002  # seeking to one row group and reading its column chunks' headers
-    row: float = 2.0e-8  # one row decoded and filtered
-    byte: float = 4.0e-9  # one byte of the columns read, decompressed and decoded
+    query: float = 0.135  # planning, job submission, collecting the answer
+    partition: float = 0.0  # one partition: metastore object and directory listing
+    task: float = 0.123  # scheduling and running one task
+    file: float = 0.0  # opening one file and reading its footer
+    row_group: float = 0.0  # seeking to one row group and reading its column chunks' headers
+    row: float = 3.4e-8  # one row decoded and filtered
+    byte: float = 2.5e-8  # one byte of the columns read, decompressed and decoded
     cores: int = 2  # task slots (spark.default.parallelism on a cluster)
     split_bytes: int = 128 * 1024 * 1024  # spark.sql.files.maxPartitionBytes
     open_cost_bytes: int = 4 * 1024 * 1024  # spark.sql.files.openCostInBytes
