@@ -137,6 +137,9 @@ def report(a, rows: int, copies: list[float], applies: list[tuple[float, dict]],
     detail = best.get("join_range_seconds") or {}
     if detail:
         lines += ["", "Join ranges: " + ", ".join(f"{k} {v:.1f} s" for k, v in detail.items()) + "."]
+    probe = next((m for m in best.get("steps", []) if m.startswith("probed ")), None)
+    if probe:
+        lines += ["", f"Verify: the checksum scan, then the filtered-query probe: {probe}."]
     return "\n".join(lines) + "\n"
 
 

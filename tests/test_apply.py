@@ -371,3 +371,31 @@ def test_a_folder_of_advice_is_applied_the_joined_tables_first(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(LayoutError, match="no layout.json"):
         advice_folders(tmp_path / "empty")
+
+
+def test_the_checksum_sums_a_64_bit_hash_in_slices_that_fix_its_exact_sum():
+    """Three BIGINT sums in place of one DECIMAL sum: they must fix the exact sum of the hashes
+    (any multiset of 64-bit values, negative ones included), or a changed row could pass."""
+    import random
+
+    from sqlglot import exp
+
+    from hive_integration.apply.apply_layout import HASH_SLICE_BITS, Catalog, TableNames, _slices
+
+    class _Runner:
+        dialect, hash_function = "spark", "xxhash64"
+
+    aggs = Catalog(_Runner(), TableNames.of("db.t")).checksum_aggregates({"a": "int", "m": "map<int,int>"})
+    assert [a.sql(dialect="spark") for a in aggs] == [
+        "COUNT(*)", "SUM(SHIFTRIGHT(XXHASH64(`a`), 42))", "SUM(SHIFTRIGHT(XXHASH64(`a`), 21) & 2097151)",
+        "SUM(XXHASH64(`a`) & 2097151)", "COUNT(`a`)", "COUNT(`m`)"]
+    assert len(_slices(exp.column("h"), HASH_SLICE_BITS)) == 3
+    rng = random.Random(7)
+    b, mask = HASH_SLICE_BITS, (1 << HASH_SLICE_BITS) - 1
+    for _ in range(200):
+        hashes = [rng.choice([rng.randint(-2**63, 2**63 - 1), -1, 0, -2**63, 2**63 - 1]) for _ in range(rng.randint(0, 50))]
+        top, middle, low = (sum(h >> 2 * b for h in hashes), sum((h >> b) & mask for h in hashes),
+                            sum(h & mask for h in hashes))
+        assert (top << 2 * b) + (middle << b) + low == sum(hashes)
+    assert Catalog(type("R", (), {"dialect": "hive", "hash_function": "hash"})(), TableNames.of("db.t")) \
+        .checksum_aggregates({"a": "int"})[1].sql(dialect="hive") == "SUM(CAST(HASH(`a`) AS DECIMAL(38, 0)))"

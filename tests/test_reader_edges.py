@@ -37,10 +37,11 @@ def test_the_ddl_carries_them_and_overrides_the_sources_own():
 
 
 # ---- the probe ------------------------------------------------------------------------------------
-def _probe_texts(columns, facts):
-    from planner.emit.probe_sql import probes
+def _probe_texts(columns, row):
+    """The probes of ``facts_query``'s ``row`` (every column's facts side by side)."""
+    from planner.emit.probe_sql import facts_by_column, probes
 
-    return [p.text for p in probes(columns, facts)]
+    return [p.text for p in probes(columns, facts_by_column(columns, row))]
 
 
 def test_floating_columns_are_probed_at_both_zeros_and_nan_where_present():
@@ -82,16 +83,43 @@ def test_the_probe_statements_reparse_and_quote_their_literals():
     import sqlglot
     from sqlglot import exp
 
-    from planner.emit.probe_sql import facts_query, probe_query, probes
+    from planner.emit.probe_sql import facts_by_column, facts_query, probe_query, probes, truth_query
 
     table = exp.to_table("db.t")
     cols = {"x": "float", "s": "string", "ts": "timestamp", "d": "decimal(38,0)"}
     facts = facts_query(table, cols).sql(dialect="spark")
     assert facts.startswith("SELECT CAST(MIN(`x`) AS STRING)") and "COUNT_IF(ISNAN(`x`))" in facts
     assert facts_query(table, {"m": "map<string,int>"}) is None
-    items = probes(cols, ["-1.5", "2.5", 1, 0, 0, "it's ${x}", "z", "0001-01-01 00:00:00",
-                          "9999-12-31 23:59:59.999999", "-99999999999999999999999999999999999999", "0"])
-    sql = probe_query(table, items, "xxhash64").sql(dialect="spark")
+    row = ["-1.5", "2.5", 1, 0, 0, "it's ${x}", "z", "0001-01-01 00:00:00",
+           "9999-12-31 23:59:59.999999", "-99999999999999999999999999999999999999", "0"]
+    items = probes(cols, facts_by_column(cols, row))
+    sql = probe_query(table, items).sql(dialect="spark")
     assert "CAST('-0.0' AS FLOAT)" in sql and "${" not in sql
     assert sql.count("UNION ALL") == len(items) - 1 == 9 and sql.endswith("GROUP BY q")
     assert sqlglot.parse_one(sql, read="spark") is not None
+    truth = truth_query(table, items).sql(dialect="spark")
+    assert truth.count("COUNT_IF(") == len(items) and " WHERE " not in truth  # no filter to push
+    assert sqlglot.parse_one(truth, read="spark") is not None
+
+
+def test_footer_statistics_become_the_text_cast_reads_back():
+    """The footers stand in for the facts scan only where their value prints as CAST reads it."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from planner.emit.probe_sql import fact_text, footer_facts
+
+    assert fact_text(Decimal("1000.00"), "decimal(15,2)") == "1000.00"
+    assert fact_text(Decimal("1E+3"), "decimal(15,0)") == "1000"  # never exponent notation
+    assert fact_text(-105, "decimal(15,2)") == "-1.05"  # an unscaled integer: the type's scale
+    assert fact_text(dt.date(1, 1, 1), "date") == "0001-01-01"
+    assert fact_text(7, "bigint") == "7" and fact_text(True, "boolean") == "true"
+    assert fact_text(True, "int") is None  # a bool is no integer statistic
+    assert fact_text("it's", "varchar(10)") == "it's"
+    for value, type_name in ((0.5, "double"), (dt.datetime(2000, 1, 1), "timestamp"), ("a", "char(3)"),
+                             (dt.datetime(2000, 1, 1), "date"), (b"x", "string"), (None, "int")):
+        assert fact_text(value, type_name) is None, (value, type_name)
+    cols = {"k": "bigint", "v": "double", "s": "string", "n": "int"}
+    extremes = {"k": (1, 9), "v": (0.0, 1.0), "s": ("a", b"\xff"), "n": (None, None)}
+    # k from its footers; v (a DOUBLE), s (a max that is no string) and anything missing are scanned
+    assert footer_facts(cols, extremes) == {"k": ["1", "9"], "n": [None, None]}

@@ -276,7 +276,7 @@ def relayout(spark, plan: RelayoutPlan, *, drop_old: bool = False, progress: Cal
             cat.set_properties(staging, {STATE: "loaded"})
         fault("after_insert")
         _verify(cat, plan, columns, staging, report, say)
-        probe_check(cat, columns, plan.layout, staging, src, say, where=_in_chosen(plan))  # issue 30
+        probe_check(cat, columns, plan.layout, staging, say)  # issue 30
         cat.set_properties(staging, {STATE: "verified"})
         fault("after_verify")
         staged = parts_of(spark, db, staging, plan)
