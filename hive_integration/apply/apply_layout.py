@@ -20,6 +20,8 @@ One pass over the source. On Spark the INSERT reads the source through ``DataFra
 computes the source's count and checksum from the rows the INSERT reads, so verification reads
 only the new table. A resumed run (new table already loaded), another engine, or an observed
 checksum that does not match (a retried stage may count twice) read the source again for it.
+The same scan of the new table counts the truth of the filtered-query probe that follows
+(``hive_integration.apply.probe_check``), whose questions come from the new table's footers.
 The write plan (``planner.model.write_plan``) is sized by the source's bytes on disk.
 
 Fault injection: ``fail_at=`` (or ``PLANNER_FAIL_AT``) raises ApplyError at a step and lets the

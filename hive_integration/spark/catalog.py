@@ -24,6 +24,7 @@ Two things must match Spark exactly, and tests check both against Spark itself:
 """
 from __future__ import annotations
 
+import functools
 import json
 import weakref
 from dataclasses import dataclass, field
@@ -181,6 +182,7 @@ def partition_locations(spark, table: str) -> list[str]:
     return [p["storage"]["locationUri"] for p in json.loads(jvm.scala.writeValueAsString(parts))]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # asked for every file of every table a query reads, each time
 def spark_skips(name: str) -> bool:
     """Whether Spark's file index leaves out a file or directory named ``name``
     (``InMemoryFileIndex.shouldFilterOutPathName``): names starting with ``_`` (unless they hold

@@ -46,6 +46,7 @@ without Spark; ``SparkCatalogIO`` does the listing.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -86,6 +87,7 @@ def snapshot_digest(files: Iterable[tuple[str, int, int]], properties: Mapping[s
     return h.hexdigest()[:32]
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every query checks the same files again: parse each URI once
 def path_key(uri: str) -> Key:
     """A path's URI compared by scheme, authority and unescaped path (``file:/a`` and ``file:///a/``
     are one directory; a listing's ``s=a%20b`` is the file system's ``s=a b``)."""
