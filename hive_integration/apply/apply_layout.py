@@ -695,7 +695,10 @@ def apply_layout(runner: Runner, layout: Layout, *, drop_old: bool = False,
             fault("after_insert")
             step = "verify"
             # the probe's questions from the new table's footers, their truth counted by the verification's scan
+            t0 = time.monotonic()
             items = probe_items(cat, columns, layout, new)
+            if items:
+                say(f"the probe's {len(items)} questions read in {time.monotonic() - t0:.1f} s")
             truth: list = []
             _verify(cat, columns, report, say, drop_on_mismatch=True, observed=observed,
                     carry=truth_counts(items), carried=truth)
