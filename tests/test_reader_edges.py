@@ -123,3 +123,9 @@ def test_footer_statistics_become_the_text_cast_reads_back():
     extremes = {"k": (1, 9), "v": (0.0, 1.0), "s": ("a", b"\xff"), "n": (None, None)}
     # k from its footers; v (a DOUBLE), s (a max that is no string) and anything missing are scanned
     assert footer_facts(cols, extremes) == {"k": ["1", "9"], "n": [None, None]}
+    # a DOUBLE column of NULLs alone in the footers is still scanned (its zeros and NaN are facts
+    # too), and a column's short facts ask nothing rather than fail
+    assert footer_facts({"v": "double"}, {"v": (None, None)}) == {}
+    from planner.emit.probe_sql import probes
+
+    assert probes({"v": "double"}, {"v": [None, None]}) == []

@@ -151,8 +151,8 @@ def footer_facts(columns: Mapping[str, str], extremes: Mapping[str, tuple[Any, A
     stand in for the scan; a column left out is scanned (``facts_query``)."""
     out: dict[str, list] = {}
     for c in probed_columns(columns):
-        if c not in extremes:
-            continue
+        if c not in extremes or _base(columns[c]) not in _FROM_FOOTERS:
+            continue  # FLOAT/DOUBLE want their zeros and NaN counted too, even where all is NULL
         texts = [fact_text(v, columns[c]) for v in extremes[c]]
         if all(t is not None or v is None for t, v in zip(texts, extremes[c])):
             out[c] = texts
@@ -174,7 +174,8 @@ def probes(columns: Mapping[str, str], facts: Mapping[str, Sequence]) -> list[Pr
     out: list[Probe] = []
     for c in probed_columns(columns):
         t = columns[c]
-        row = list(facts.get(c) or [None] * len(_facts_of(c, t)))
+        n = len(_facts_of(c, t))
+        row = (list(facts.get(c) or []) + [None] * n)[:n]  # facts missing or short: nothing to ask about
         ref = column_ref(c)
         asked: list[str] = []
         if _base(t) in _FLOATING:
