@@ -325,7 +325,7 @@ class Catalog:
 
         A 64-bit hash (Spark's ``xxhash64``) is summed in three 21-bit slices, each a BIGINT sum
         that cannot overflow below 2^42 rows: together they are the exact sum, without the DECIMAL
-        arithmetic a sum of 64-bit values needs (a fifth of a scan's time at SF 1). Hive's 32-bit
+        arithmetic (an object per row) a sum of 64-bit values needs. Hive's 32-bit
         ``hash`` keeps the DECIMAL sum (a BIGINT sum of it overflows from 2^32 rows).
         """
         refs = [exp.column(exp.to_identifier(c, quoted=True)) for c in columns]
