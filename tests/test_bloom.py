@@ -62,13 +62,26 @@ def footers() -> tuple[DataFile, ...]:
     return (DataFile("/t/a.parquet", (), groups),)
 
 
-def model(workload: str) -> CostModel:
-    sample = table()
-    stats = TableStats("t", N, N * 20, tuple(ColumnStats(c, t, 8.0) for c, t in COLUMNS.items()), sample,
+def model(workload: str, sample: pa.Table | None = None) -> CostModel:
+    sample = table() if sample is None else sample
+    columns = {c: COLUMNS.get(c, "bigint") for c in sample.column_names}
+    stats = TableStats("t", N, N * 20, tuple(ColumnStats(c, t, 8.0) for c, t in columns.items()), sample,
                        data_files=footers(), row_group_rows=GROUP)
     params = CostParams(row_group_rows=GROUP, page_rows=GROUP, min_partition_bytes=1, max_partitions=64)
     wl = parse_workload(workload)
-    return CostModel(analyze_table(wl, "t", COLUMNS), stats, params)
+    return CostModel(analyze_table(wl, "t", columns), stats, params)
+
+
+def near_break_even() -> np.ndarray:
+    """Every row of a column ``h`` whose row groups each hold 0.7 distinct values a row, drawn from
+    the whole domain (so every group's min and max span any value): a dictionary and its 17-bit ids
+    take 0.97 of the plain bytes, just below the writer's break-even."""
+    rng = np.random.default_rng(3)
+    out = []
+    for _ in range(N // GROUP):
+        distinct = rng.choice(4_000_000, int(0.7 * GROUP), replace=False)
+        out.append(rng.permutation(np.concatenate([distinct, distinct[:GROUP - len(distinct)]])))
+    return np.concatenate(out)
 
 
 def test_a_filter_is_sized_as_parquet_java_sizes_it():
@@ -150,3 +163,44 @@ def test_no_filter_on_a_double_column():
     scans = parse_workload("SELECT * FROM t WHERE x = 0.0;\nSELECT * FROM t WHERE k = 3;")
     analysis = analyze_table(scans, "t", {"k": "bigint", "x": "double"})
     assert lookup_columns(analysis.scans, doubles) == ["k"]
+
+
+def test_a_dictionary_near_the_break_even_is_not_counted_on():
+    """The writer keeps or drops such a dictionary chunk by chunk (``l_orderkey`` in a z-ordered
+    layout: 40 % of its chunks plain), so the model counts none of them: a lookup reads every
+    row group its statistics keep, and a filter is what serves it."""
+    h = near_break_even()
+    m = model(f"SELECT * FROM t WHERE h = {int(h[3 * GROUP + 5])};", table().append_column("h", pa.array(h[::STEP])))
+    layout = replace(baselines.full_scan("t"), order=Ordering("sort", ("k",)))
+    assert m.evaluate(layout).per_scan[0].row_groups == pytest.approx(N / GROUP)
+    assert m.evaluate(with_bloom_filters(layout, {"h": GROUP})).per_scan[0].row_groups < 0.1 * N / GROUP
+
+
+def test_a_filter_tested_is_priced_as_a_row_group_not_as_decoded_bytes(monkeypatch):
+    """The reader seeks to a filter and probes one block of it: pricing its bytes as decoded
+    column bytes made a lookup kept by statistics in many groups look slower with the filter."""
+    import planner.costmodel.cost as cost
+
+    seen = []
+    monkeypatch.setattr(cost, "scan_seconds", lambda work, p: seen.append(work) or np.zeros(len(work.rows)))
+    m = model("SELECT u FROM t WHERE u = 21000003;")
+    layout = replace(baselines.full_scan("t"), order=Ordering("sort", ("k",)))
+    read = m.evaluate(with_bloom_filters(layout, {"u": GROUP})).per_scan[0]
+    work = seen[-1]
+    assert work.bytes[0] == pytest.approx(read.rows * m.scan_width[0])  # the column's bytes only
+    assert work.row_groups[0] == pytest.approx(read.row_groups + N / GROUP)  # and one filter per group kept
+
+
+def test_a_column_its_dictionaries_serve_takes_no_filter_place():
+    """``d`` (2,500 values: a dictionary in every group) is looked up most, ``u`` (plain) less;
+    with room for one filter, ``u`` gets it."""
+    from planner.costmodel.search import with_filters
+
+    text = "".join(f"SELECT * FROM t WHERE d = {v};\n" for v in range(3, 300, 10)) + \
+        "SELECT * FROM t WHERE u = 21000003;\n"
+    m = model(text)
+    layout = replace(baselines.full_scan("t"), order=Ordering("sort", ("k",)))
+    columns = lookup_columns(m.scans, m.kinds)
+    assert columns == ["d", "u"]
+    got = with_filters(m, m.evaluate(layout), columns, m.evaluate, limit=1)
+    assert list(hinted(got.layout)) == ["u"]

@@ -66,6 +66,12 @@ IN_PUSHDOWN_LIMIT = 10
 # rate, and the size it gives a row group of 15,000 distinct values at it (planner.costmodel.bloom).
 FOOTER_BLOOM = (0.01, 32_768)
 NO_VALUE = np.iinfo(np.int64).max  # cmin of a block with no value (only NULLs) for an attribute
+# A simulated chunk counts as dictionary-only when its dictionary and ids take at most this share
+# of its plain bytes. The writer's own test (``< 1``) falls either side of an estimate near it:
+# ``l_orderkey`` in a z-ordered layout holds 0.60-0.82 distinct values a row, around the break-even
+# of 0.78, and 40 % of its chunks fell back to plain pages. Counting such a chunk as plain can only
+# price a lookup high (the filter pays where the dictionary would have), never low.
+DICTIONARY_MARGIN = 0.8
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,7 +319,7 @@ class BlockReader:
         they have one."""
         self.blocks = blocks
         self.bloom = dict(bloom or {})
-        self.bloom_bytes: np.ndarray | None = None  # per scan: bytes of the filters its lookups read
+        self.bloom_reads: np.ndarray | None = None  # per scan: the filters its lookups test
         self.derived = set(derived)
         self._ranges: dict[tuple[str, ValueSet], list[CodeRange]] = {} if ranges is None else ranges
         self.population = population
@@ -449,6 +455,8 @@ class BlockReader:
 
             D · w + N · ceil(log2 D) / 8 < N · w      (N rows on the page, D distinct values, w bytes a value)
 
+        with ``DICTIONARY_MARGIN`` on the right: an estimate near the break-even counts as plain.
+
         else it writes plain pages and no dictionary (``l_orderkey`` in tpchgen order: 4 rows a
         key, kept; the same column in a layout sorted on other columns: nearly unique, plain).
         ``D`` is the smaller of two estimates, each of which can only err high: the values the
@@ -488,7 +496,8 @@ class BlockReader:
         values = np.maximum(1.0, (hi_c - lo_c) / max(len(uniq), 1) / pop.point(attribute))
         q = np.minimum(page / box_rows, 1 - 1e-12)
         by_box = values * -np.expm1((box_rows / values) * np.log1p(-q))
-        plain = has & (by_box * width + page * np.ceil(np.log2(np.maximum(by_box, 2.0))) / 8 >= page * width)
+        plain = has & (by_box * width + page * np.ceil(np.log2(np.maximum(by_box, 2.0))) / 8
+                       >= DICTIONARY_MARGIN * page * width)
         if not plain.any():
             return np.ones(len(firsts), dtype=bool)  # the upper estimate keeps every dictionary already
         # rows a value has in the row group: 1 + 2 · pairs / (N · s²), s the group's sampling rate
@@ -499,7 +508,7 @@ class BlockReader:
         per_value = 1.0 + 2.0 * pairs / np.maximum(group_rows * rate ** 2, 1e-12)
         distinct = np.minimum(np.minimum(by_box, page / per_value), page)
         bits = np.ceil(np.log2(np.maximum(distinct, 2.0)))
-        return ~has | (distinct * width + page * bits / 8 < page * width)
+        return ~has | (distinct * width + page * bits / 8 < DICTIONARY_MARGIN * page * width)
 
     def _at_edge(self, attribute: str, vs: ValueSet) -> np.ndarray:
         """1 for the row groups whose min or max is one of the set's points."""
@@ -530,7 +539,7 @@ class BlockReader:
                 for a in scan.sets:
                     by_attribute.setdefault(a, []).append(i)
         chance = np.ones(hits.shape)
-        self.bloom_bytes = np.zeros(len(scans))
+        self.bloom_reads = np.zeros(len(scans))
         for a, idx in by_attribute.items():
             sets = [scans[i].sets[a] for i in idx]
             distinct = list(dict.fromkeys(sets))  # scans often repeat a set: judge each once
@@ -554,10 +563,8 @@ class BlockReader:
 
     def _count_bloom_checks(self, attribute: str, idx: Sequence[int], sets: Sequence[ValueSet],
                             hits: np.ndarray) -> None:
-        """Bytes of the filters each lookup reads: one per row group its statistics keep, of plain
-        chunks (a footer's filter counts as ``FOOTER_BLOOM`` says)."""
+        """The filters each lookup tests: one per row group its statistics keep, of plain chunks."""
         _, firsts = self._group
-        size = self.bloom[attribute][1] if attribute in self.bloom else FOOTER_BLOOM[1]
         encoded = None
         for i, vs in zip(idx, sets):
             bloomed, _ = self._bloomed(attribute, vs)
@@ -566,7 +573,7 @@ class BlockReader:
             if encoded is None:
                 encoded = self._encoded(attribute)
             kept = np.logical_or.reduceat(hits[i], firsts) if len(firsts) else np.zeros(0, dtype=bool)
-            self.bloom_bytes[i] += size * float((kept & bloomed & ~encoded).sum())
+            self.bloom_reads[i] += float((kept & bloomed & ~encoded).sum())
 
     def _clause(self, clause) -> np.ndarray:
         """A multi-column OR pushed to Parquet: a block may satisfy it if it may satisfy an atom."""

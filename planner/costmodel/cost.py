@@ -269,13 +269,13 @@ class CostModel:
             read = reader.reads(self.scans, hits)
             rows = read @ blocks.rows
             groups = _groups_read(read, blocks, self.params.row_group_rows)
-            filters = reader.bloom_bytes if reader.bloom_bytes is not None else np.zeros(len(self.scans))
+            filters = reader.bloom_reads if reader.bloom_reads is not None else np.zeros(len(self.scans))
         per_part_overhead = self.partition_overhead_rows + files * self.file_overhead_rows
         overhead = hits.astype(float) @ per_part_overhead
         hit = hits.astype(float)
         opened = hit @ np.asarray(files, dtype=float)
-        work = ScanWork(partitions=hit.sum(axis=1), files=opened, row_groups=groups, rows=rows,
-                        bytes=rows * self.scan_width + filters,
+        work = ScanWork(partitions=hit.sum(axis=1), files=opened, row_groups=groups + filters, rows=rows,
+                        bytes=rows * self.scan_width,
                         file_bytes=hit @ (np.asarray(sizes, dtype=float) * self.row_bytes))
         seconds = np.atleast_1d(scan_seconds(work, self.params.time)) if len(self.scans) else np.zeros(0)
         w = self.weights

@@ -285,6 +285,11 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
         # today: with filters on the other lookup columns it may be the best default of all
         load = [run(with_order(base, Ordering("sort", (clustered[0],)), model.analysis.derived))] if clustered else []
         pool = sorted(best.values(), key=lambda c: (not (c.allowed or allow_regressions), c.score))[:finalists]
+        # and the best whatever the guard says: ``--allow-regressions``' pick gets its filters too
+        unguarded: dict[str, LayoutCost] = {}
+        for cost in variants:
+            _keep(unguarded, cost, True)
+        pool += sorted(unguarded.values(), key=lambda c: c.score)[:UNGUARDED_FINALISTS]
         seen: set[int] = set()
         for cost in load + [c for c in pool if not is_current(c.layout)]:
             if id(cost) not in seen:
@@ -295,26 +300,41 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
     return rank(best.values(), variants, timings, allow_regressions)
 
 
-BLOOM_STORAGE_SHARE = 0.1  # filters may add at most this share of the table's bytes
-BLOOM_MIN_GAIN = 0.01  # a filter must save this share of the layout's score
+UNGUARDED_FINALISTS = 2  # layouts the guard rules out that are given filters all the same
+# Filters may add at most this share of the table's bytes: parquet-java rounds a filter up to a
+# power of two, so one sized for a row group of ~15,000 distinct values at 1 % takes 32 KiB, ~6 %
+# of lineitem's bytes; two columns looked up (a key and a price) must both fit.
+BLOOM_STORAGE_SHARE = 0.15
+# A filter must save this share of the layout's score. Small: a filter is read only by the
+# lookups it serves (no other query pays for it), so a filter that saves time is worth its bytes
+# within the budget above.
+BLOOM_MIN_GAIN = 0.001
 
 
 def with_filters(model: CostModel, cost: LayoutCost, columns: Sequence[str], run: Callable[[Layout], LayoutCost],
                  limit: int = 4) -> LayoutCost:
-    """``cost``'s layout with bloom filters on the lookup columns that pay, added greedily (the
-    most looked-up first): each must save ``BLOOM_MIN_GAIN`` of the score, and all of them
-    together add at most ``BLOOM_STORAGE_SHARE`` of the table's bytes. A filter is sized for a
-    row group of distinct values (the columns that need one are nearly unique)."""
+    """``cost``'s layout with bloom filters on the lookup columns that pay: each column is priced
+    alone first (a column whose lookups its dictionaries already serve gains nothing and takes no
+    place), then the ones that gain are added greedily, the best first, each saving
+    ``BLOOM_MIN_GAIN`` of the score, at most ``limit`` of them and together at most
+    ``BLOOM_STORAGE_SHARE`` of the table's bytes. A filter is sized for a row group of distinct
+    values (the columns that need one are nearly unique)."""
     rows_per_group = model.params.row_group_rows
     groups = max(1.0, model.stats.rows / max(rows_per_group, 1))
     per_filter = filter_bytes(rows_per_group) * groups
     budget = BLOOM_STORAGE_SHARE * max(model.stats.bytes, 1)
+
+    def pays(trial: LayoutCost, than: LayoutCost) -> bool:
+        return trial.score < than.score * (1 - BLOOM_MIN_GAIN) and (trial.allowed or not than.allowed)
+
     layout, chosen, current = cost.layout, {}, cost
-    for column in columns[:limit]:
+    alone = [(trial.score, column) for column in columns
+             for trial in [run(with_bloom_filters(layout, {column: float(rows_per_group)}))] if pays(trial, cost)]
+    for _, column in sorted(alone)[:limit]:
         if per_filter * (len(chosen) + 1) > budget:
             break
         trial = run(with_bloom_filters(layout, chosen | {column: float(rows_per_group)}))
-        if trial.score < current.score * (1 - BLOOM_MIN_GAIN) and (trial.allowed or not current.allowed):
+        if pays(trial, current):
             chosen[column] = float(rows_per_group)
             current = trial
     return current
