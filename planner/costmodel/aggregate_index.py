@@ -33,7 +33,7 @@ one read of the columns it needs, the aggregation, and writing the cells.
 The grid's coarseness is chosen by trying a few bucket counts for the wide dimensions and keeping
 the one that saves the most seconds, within ``SIZE_SHARE`` of the table's bytes. The index is
 declined when it serves no query, when no grid fits the size, or when it saves less than
-``MIN_GAIN`` of the layout's seconds: the test a bloom filter passes. Its build (one read of the
+``MIN_GAIN`` of the layout's seconds. Its build (one read of the
 columns it needs, the aggregation, the cells written) is estimated and reported beside a plain
 copy's, not charged against one pass of the workload, as no layout's write is.
 """
@@ -70,8 +70,9 @@ BUCKET_CHOICES = (8, 16, 32, 64, 128, 255)
 SIZE_SHARE = 0.02  # the index may take this share of the table's bytes
 CELL_PAGE_ROWS = 1000  # planner.emit.cells_sql.PAGE_ROWS
 COMPRESSION = 0.5  # Parquet's size of a cell against its plain width (sorted keys, small numbers)
-# The index must save this share of the layout's seconds (as a bloom filter must,
-# planner.costmodel.search.BLOOM_MIN_GAIN). Its build is reported, not charged against one pass of
+# The index must save this share of the layout's seconds: more than a bloom filter must
+# (planner.costmodel.search.BLOOM_MIN_GAIN), since every served query pays for the index's extra
+# relations, while a filter is read only by the lookups it serves. Its build is reported, not charged against one pass of
 # the workload: a layout's write is not either, and the workload stands for queries that recur.
 MIN_GAIN = 0.01
 # A served query names the table twice (inside and outside the indexed group) and the cells once,
