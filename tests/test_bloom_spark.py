@@ -28,7 +28,7 @@ import pytest
 
 from devtools.tpch_data import load_table
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
-from hive_integration.spark.footers import local_path
+from hive_integration.spark.footers import groups_holding, local_path
 from hive_integration.spark.metrics import run_measured
 from hive_integration.spark.statistics_pass import gather_stats, table_files, table_schema
 from planner.advice.ranking import advise
@@ -113,25 +113,6 @@ def _dictionary_only(chunk) -> bool:
     return dictionary_only(chunk)
 
 
-def _groups(paths: list[str], column: str, value) -> tuple[list[int], list[int]]:
-    """Row counts of the groups holding ``value`` in ``column``, and of the others whose min and
-    max span it (the only ones Spark might read besides: its statistics drop the rest)."""
-    holding, other = [], []
-    for path in paths:
-        f = pq.ParquetFile(path)
-        for g in range(f.metadata.num_row_groups):
-            rg = f.metadata.row_group(g)
-            got = f.read_row_group(g, columns=[column]).column(0).to_pylist()
-            if value in got:
-                holding.append(rg.num_rows)
-                continue
-            chunk = next(rg.column(j) for j in range(rg.num_columns) if rg.column(j).path_in_schema.lower() == column)
-            st = chunk.statistics
-            if st is None or not st.has_min_max or st.min <= value <= st.max:
-                other.append(rg.num_rows)
-    return holding, other
-
-
 def _at_most(extra: int, sizes: list[int]) -> int:
     """The most groups among ``sizes`` whose rows can add up to ``extra``."""
     k = total = 0
@@ -156,7 +137,7 @@ def test_a_lookup_reads_at_most_two_row_groups(spark, applied):
             for v in vs:
                 rows, scans = run_measured(spark, f"SELECT * FROM {table} WHERE {column} = {v}")
                 got = sum(s.rows for s in scans if s.table == table)
-                holding, other = _groups(paths, column.lower(), v)
+                holding, other = groups_holding(paths, column.lower(), v)
                 assert holding and len(rows) >= 1
                 extra = got - sum(holding)
                 assert extra >= 0, (column, v, got, holding)  # every group holding the value was read

@@ -93,6 +93,27 @@ def has_bloom_filter(chunk: pq.ColumnChunkMetaData) -> bool:
     return getattr(chunk, "bloom_filter_offset", None) is not None
 
 
+def groups_holding(paths: Sequence[str], column: str, value) -> tuple[list[int], list[int]]:
+    """Row counts of the row groups of the local Parquet files ``paths`` that hold ``value`` in
+    ``column``, and of the others whose min and max span it (the only other groups a reader can
+    read for ``column = value``: the statistics drop the rest). The floor of any lookup: no
+    filter can skip a group that holds the value."""
+    holding, other = [], []
+    for path in paths:
+        f = pq.ParquetFile(path)
+        for g in range(f.metadata.num_row_groups):
+            rg = f.metadata.row_group(g)
+            got = f.read_row_group(g, columns=[column]).column(0).to_pylist()
+            if value in got:
+                holding.append(rg.num_rows)
+                continue
+            chunk = next(rg.column(j) for j in range(rg.num_columns) if rg.column(j).path_in_schema.lower() == column)
+            st = chunk.statistics
+            if st is None or not st.has_min_max or st.min <= value <= st.max:
+                other.append(rg.num_rows)
+    return holding, other
+
+
 def _row_group(md: pq.RowGroupMetaData) -> RowGroupStats:
     columns: dict[str, ChunkStats] = {}
     sizes: dict[str, int] = {}
@@ -219,5 +240,5 @@ def normalize_positions(sample: pa.Table, files_by_size: Mapping[int, str] | Non
     return sample.set_column(sample.column_names.index(POSITION_FILE), POSITION_FILE, paths)
 
 
-__all__ = ["local_path", "normalize_positions", "partition_columns", "partition_values", "read_footers", "read_metadata",
+__all__ = ["groups_holding", "local_path", "normalize_positions", "partition_columns", "partition_values", "read_footers", "read_metadata",
            "table_footers", "with_positions"]
