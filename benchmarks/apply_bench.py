@@ -9,7 +9,9 @@ order rotated:
 * the copy: ``CREATE TABLE … STORED AS PARQUET AS SELECT * FROM lineitem``;
 * ``planner apply`` of the advice, the whole command in this process (Spark already started, as
   for the copy): lease, create, write, verify, swap, and the join ranges of orders, customer, …
-  recorded for the rewrite. Its per-step seconds are the report's ``step_seconds``.
+  recorded for the rewrite. Its per-step seconds are the report's ``step_seconds``;
+* the write step's pieces (``write_pieces``): the apply's SELECT run to the ``noop`` sink without
+  its shuffle and sort, with the shuffle, and whole, beside a plain read of the table.
 
 After each apply the old table is put back (the laid-out one dropped, ``lineitem__before_…``
 renamed), so every round applies to the table as loaded.
@@ -69,6 +71,51 @@ def copy_seconds(spark) -> float:
     return seconds
 
 
+def _noop_seconds(spark, query) -> float:
+    """Seconds to run ``query`` (a sqlglot SELECT) to Spark's ``noop`` sink: every row computed,
+    nothing written."""
+    t0 = time.monotonic()
+    spark.sql(query.sql(dialect="spark")).write.format("noop").mode("overwrite").save()
+    return time.monotonic() - t0
+
+
+def write_pieces(spark, advice: Path) -> dict[str, float]:
+    """Where the write step's time goes: the apply's own SELECT (``planner.emit.apply_sql``, with its
+    session settings) run to the ``noop`` sink whole and with its sorts, then its shuffle, taken out;
+    and the plain read of the table. What the write step takes beyond the whole SELECT is the Parquet
+    writing of the partitions; what the copy takes beyond the read is the copy's own writing."""
+    from sqlglot import exp
+
+    from benchmarks.builds import footprint
+    from hive_integration.apply.apply_layout import SparkRunner, write_settings_restored
+    from planner.emit.apply_sql import dynamic_partition_settings, insert_select
+    from planner.model.layout import Layout
+    from planner.model.write_plan import write_plan
+
+    layout = Layout.loads((advice / "layout.json").read_text())
+    columns = {f.name: f.dataType.simpleString() for f in spark.table("default.lineitem").schema}
+    plan = write_plan(layout, table_bytes=footprint(spark, "default.lineitem")[2])  # as the apply plans it
+    whole = insert_select(layout, columns, "default.lineitem", "default.lineitem__pieces", overwrite=True,
+                          dialect="spark", plan=plan).expression
+    # an ordered layout's rows come from a subquery that computes the order key beside them: its
+    # own output, so that without the sort Spark still computes the key (the outer projection
+    # drops it, and Spark would prune it away)
+    inner = whole.find(exp.Subquery)
+    unsorted = (inner.this if inner is not None else whole).copy()
+    unsorted.set("sort", None)
+    unshuffled = unsorted.copy()
+    unshuffled.set("distribute", None)
+    out = {"read the table (`SELECT *`)": _noop_seconds(spark, exp.select("*").from_("default.lineitem"))}
+    settings = [s.sql(dialect="spark") for s in dynamic_partition_settings(layout, "spark")]
+    with write_settings_restored(SparkRunner(spark), settings):
+        for stmt in settings:
+            spark.sql(stmt)
+        out["the SELECT without shuffle and sort (the cut, the join, the order key)"] = _noop_seconds(spark, unshuffled)
+        out["+ the shuffle by partition"] = _noop_seconds(spark, unsorted)
+        out["+ the sort: the whole SELECT"] = _noop_seconds(spark, whole)
+    return out
+
+
 def apply_seconds(spark, advice: Path, state: Path) -> tuple[float, dict]:
     """The whole ``planner apply`` (wall seconds, its JSON report); the table put back afterwards."""
     t0 = time.monotonic()
@@ -96,7 +143,7 @@ def main(argv=None) -> int:
                                       "spark.sql.shuffle.partitions": "32" if big else "8"})
     advice = setup(spark, a.scale, state, log)
     load0, started = os.getloadavg()[0], time.monotonic()
-    copies, applies = [], []
+    copies, applies, pieces = [], [], []
     for r in range(a.rounds):
         for which in (("copy", "apply") if r % 2 == 0 else ("apply", "copy")):
             if which == "copy":
@@ -105,10 +152,12 @@ def main(argv=None) -> int:
             else:
                 applies.append(apply_seconds(spark, advice, state))
                 log(f"round {r + 1} apply {applies[-1][0]:.1f} s: {applies[-1][1]['step_seconds']}")
+        pieces.append(write_pieces(spark, advice))
+        log(f"round {r + 1} write pieces: {pieces[-1]}")
     load1 = os.getloadavg()[0]
     rows = spark.sql("SELECT count(*) FROM default.lineitem").collect()[0][0]
     spark.stop()
-    text = report(a, rows, copies, applies, (load0, load1), (time.monotonic() - started) / 60)
+    text = report(a, rows, copies, applies, pieces, (load0, load1), (time.monotonic() - started) / 60)
     print(text)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -116,7 +165,8 @@ def main(argv=None) -> int:
     return 0
 
 
-def report(a, rows: int, copies: list[float], applies: list[tuple[float, dict]], load: tuple, minutes: float) -> str:
+def report(a, rows: int, copies: list[float], applies: list[tuple[float, dict]], pieces: list[dict],
+           load: tuple, minutes: float) -> str:
     copy = min(copies)
     best_seconds, best = min(applies, key=lambda x: x[0])
     steps = best["step_seconds"]
@@ -140,6 +190,18 @@ def report(a, rows: int, copies: list[float], applies: list[tuple[float, dict]],
     probe = next((m for m in best.get("steps", []) if m.startswith("probed ")), None)
     if probe:
         lines += ["", f"Verify: the checksum scan, then the filtered-query probe: {probe}."]
+    if pieces:
+        fastest = {k: min(p[k] for p in pieces) for k in pieces[0]}
+        lines += ["", "Where the write's time goes: the apply's own SELECT (with its settings) run to Spark's `noop` "
+                  "sink, fastest of the rounds; the last rows are what the writing of Parquet files adds:", "",
+                  "| piece | s | ÷ copy |", "|---|---:|---:|"]
+        lines += [f"| {k} | {v:.1f} | {v / copy:.2f}× |" for k, v in fastest.items()]
+        whole = fastest[list(fastest)[-1]]
+        read = fastest[list(fastest)[0]]
+        lines += [f"| the write step beyond the whole SELECT (writing the partitions' files) | "
+                  f"{steps['write'] - whole:.1f} | {(steps['write'] - whole) / copy:.2f}× |",
+                  f"| the copy beyond the read (writing the copy's files) | {copy - read:.1f} | "
+                  f"{(copy - read) / copy:.2f}× |"]
     return "\n".join(lines) + "\n"
 
 
