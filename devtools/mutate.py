@@ -3,6 +3,7 @@
     ./dev mutate                    every module below, one after the other (about an hour on 2 cores)
     ./dev mutate pruning rewrite    only these
     ./dev mutate --report           rewrite the report from the last runs, running nothing
+    ./dev mutate --resume semantics go on where the last run of semantics stopped
 
 Why mutation testing: the planner's promise is that it never skips a partition or row group that
 holds a matching row. A test suite keeps that promise only if it *fails* when the code breaks it;
@@ -22,8 +23,9 @@ tests call which function), not a fresh interpreter importing sqlglot, numpy and
 Each module is mutated in its own scratch copy of the work tree (``build/mutation/<module>/``),
 against only the pure test files that exercise it (``TARGETS``), with Hypothesis's deterministic
 ``mutation`` profile (fewer examples than CI, the same ones every run). The report goes to
-``tests/mutation/report.md``. Mutation runs are CPU heavy: they run under ``nice -n 19``, one
-mutant at a time, and never start a JVM (the selected tests are ``-m "not spark"``).
+``tests/mutation/report.md``; the verdicts behind it to ``tests/mutation/state/`` (``STATE``), from
+which ``--resume`` goes on, on any clone. Mutation runs are CPU heavy: they run under ``nice -n 19``, one
+mutant at a time (``--children N``: N), and never start a JVM (the selected tests are ``-m "not spark"``).
 """
 from __future__ import annotations
 
@@ -40,6 +42,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "mutation"
+# What the runs found, kept in the repo: per module its results (``<module>.json``, which the report
+# is written from) and mutmut's own verdicts per source file (``<module>/**.py.meta``), so that a
+# fresh clone goes on where the last run stopped instead of starting hours of work again.
+STATE = ROOT / "tests" / "mutation" / "state"
 REPORT = ROOT / "tests" / "mutation" / "report.md"
 CLASSIFIED = ROOT / "tests" / "mutation" / "classified.txt"
 CLASSES = ("unsafe", "less pruning", "equivalent")
@@ -129,20 +135,59 @@ def _current_targets() -> dict[str, Target]:
     return {k: Target(v.sources, v.tests) for k, v in module.TARGETS.items()}
 
 
-def run(name: str, resume: bool = False) -> dict:
+def save_state(name: str, work: Path, result: dict) -> None:
+    """``result`` and mutmut's verdicts (without its timings) into ``STATE``."""
+    (STATE / name).mkdir(parents=True, exist_ok=True)
+    (STATE / f"{name}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    for meta in (work / "mutants").rglob("*.py.meta"):
+        data = json.loads(meta.read_text())
+        kept = {"exit_code_by_key": data.get("exit_code_by_key", {}),
+                "hash_by_function_name": data.get("hash_by_function_name", {}),
+                "type_check_error_by_key": {}, "durations_by_key": {}, "estimated_durations_by_key": {}}
+        dest = STATE / name / meta.relative_to(work / "mutants")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(json.dumps(kept, indent=0, sort_keys=True) + "\n")
+
+
+def restore_state(name: str, work: Path) -> int:
+    """mutmut's verdicts of the last run into a fresh ``work``: mutmut keeps the verdict of every
+    mutant whose function is unchanged (the same hash) and runs the others. Returns how many
+    verdicts were restored."""
+    restored = 0
+    for meta in (STATE / name).rglob("*.py.meta") if (STATE / name).exists() else ():
+        dest = work / "mutants" / meta.relative_to(STATE / name)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(meta, dest)
+        restored += sum(v is not None for v in json.loads(meta.read_text())["exit_code_by_key"].values())
+    return restored
+
+
+def _last(name: str) -> dict | None:
+    path = STATE / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def run(name: str, resume: bool = False, children: int = 1) -> dict:
+    """Mutate ``name``. ``resume``: go on from the verdicts kept (``STATE``, or an interrupted run's
+    scratch copy), running only the mutants without one."""
     target = _current_targets()[name]
-    work = BUILD / name if resume and (BUILD / name / "mutants").exists() else prepare(name, target)
+    if resume and (BUILD / name / "mutants").exists():
+        work = BUILD / name
+    else:
+        work = prepare(name, target)
+        if resume:
+            print(f"  {restore_state(name, work)} verdicts kept from the last run", flush=True)
     started = time.monotonic()
     mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
     log = work / "mutmut.log"
     with open(log, "w") as out:
-        proc = subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", "1"], cwd=work,
+        proc = subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", str(children)], cwd=work,
                               env=_env(work), stdout=out, stderr=subprocess.STDOUT)
     if proc.returncode != 0:
         print(f"{name}: mutmut exited {proc.returncode}; log {log}", file=sys.stderr)
     result = collect(name, work)
-    result["seconds"] = round(time.monotonic() - started)
-    (BUILD / f"{name}.json").write_text(json.dumps(result, indent=1))
+    result["seconds"] = round(time.monotonic() - started) + ((_last(name) or {}).get("seconds", 0) if resume else 0)
+    save_state(name, work, result)
     return result
 
 
@@ -168,12 +213,17 @@ def _sync(work: Path) -> None:
                 shutil.copy2(ROOT / rel, dest)
 
 
-def recheck(name: str) -> dict:
+def recheck(name: str, children: int = 1) -> dict:
     """Run again the mutants of ``name`` the last run did not kill (nor reach) and that are not
     classified equivalent, against the code and tests as they are now; then every mutant without
     a result (those of functions changed since, made anew)."""
+    last = _last(name)
+    if last is None:
+        raise SystemExit(f"no run of {name} to recheck: run ./dev mutate {name} first")
     work = BUILD / name
-    last = json.loads((BUILD / f"{name}.json").read_text())
+    if not (work / "mutants").exists():
+        prepare(name, _current_targets()[name])
+        restore_state(name, work)
     equivalent = {k for k, (cls, _) in load_classified().items() if cls == "equivalent"}
     again = [k for k, m in last["mutants"].items() if m["status"] not in ("killed", "timeout") and k not in equivalent]
     _sync(work)
@@ -184,11 +234,11 @@ def recheck(name: str) -> dict:
     mutmut = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())"]
     with open(work / "mutmut-recheck.log", "w") as out:
         for names in (again, []):  # named: run even with a result; none named: only those without one
-            subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", "1", *names], cwd=work,
+            subprocess.run(["nice", "-n", "19", *mutmut, "run", "--max-children", str(children), *names], cwd=work,
                            env=_env(work), stdout=out, stderr=subprocess.STDOUT)
     result = collect(name, work)
     result["seconds"] = last.get("seconds", 0) + round(time.monotonic() - started)
-    (BUILD / f"{name}.json").write_text(json.dumps(result, indent=1))
+    save_state(name, work, result)
     return result
 
 
@@ -285,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="./dev mutate", description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", metavar="module", help=f"any of {', '.join(TARGETS)} (default: all)")
     parser.add_argument("--report", action="store_true", help="only rewrite the report from the last runs")
+    parser.add_argument("--children", type=int, default=1,
+                        help="mutants run at once (default 1: the other core stays free for other work)")
     parser.add_argument("--resume", action="store_true",
                         help="go on with an interrupted run: mutants already checked keep their result")
     parser.add_argument("--recheck", action="store_true",
@@ -299,17 +351,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.recheck:
         for name in names:
             print(f"rechecking the survivors of {name} ...", flush=True)
-            recheck(name)
+            recheck(name, args.children)
     elif args.collect:
         for name in names:
             if (BUILD / name / "mutants").exists():
-                (BUILD / f"{name}.json").write_text(json.dumps(collect(name, BUILD / name), indent=1))
+                save_state(name, BUILD / name, collect(name, BUILD / name))
     elif not args.report:
         for name in names:
             print(f"mutating {name} ({', '.join(TARGETS[name].sources)}) ...", flush=True)
-            r = run(name, resume=args.resume)
+            r = run(name, resume=args.resume, children=args.children)
             print(f"  {len(r['mutants'])} mutants in {r['seconds']} s", flush=True)
-    results = [json.loads((BUILD / f"{n}.json").read_text()) for n in TARGETS if (BUILD / f"{n}.json").exists()]
+    results = [r for r in map(_last, TARGETS) if r is not None]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(report(results))
     print(f"report: {REPORT.relative_to(ROOT)}")
