@@ -103,14 +103,12 @@ def groups_holding(paths: Sequence[str], column: str, value) -> tuple[list[int],
         f = pq.ParquetFile(path)
         for g in range(f.metadata.num_row_groups):
             rg = f.metadata.row_group(g)
-            got = f.read_row_group(g, columns=[column]).column(0).to_pylist()
-            if value in got:
-                holding.append(rg.num_rows)
-                continue
             chunk = next(rg.column(j) for j in range(rg.num_columns) if rg.column(j).path_in_schema.lower() == column)
             st = chunk.statistics
-            if st is None or not st.has_min_max or st.min <= value <= st.max:
-                other.append(rg.num_rows)
+            if st is not None and st.has_min_max and not st.min <= value <= st.max:
+                continue  # the statistics drop it: it cannot hold the value, and is never read
+            got = f.read_row_group(g, columns=[column]).column(0).to_pylist()
+            (holding if value in got else other).append(rg.num_rows)
     return holding, other
 
 

@@ -62,15 +62,15 @@ from planner.cnf.valueset import Interval, ValueSet
 from planner.semantics.kinds import Kind
 
 IN_PUSHDOWN_LIMIT = 10
-# A bloom filter the footers name, of a size and rate they do not say: parquet-java's default
-# rate, and the size it gives a row group of 15,000 distinct values at it (planner.costmodel.bloom).
-FOOTER_BLOOM = (0.01, 32_768)
+# The false-positive rate of a bloom filter the footers name (they do not say its rate):
+# parquet-java's default. A filter tested is priced as a seek, whatever its size (planner.costmodel.timing).
+FOOTER_BLOOM_FPP = 0.01
 NO_VALUE = np.iinfo(np.int64).max  # cmin of a block with no value (only NULLs) for an attribute
 # A simulated chunk counts as dictionary-only when its dictionary and ids take at most this share
-# of its plain bytes. The writer's own test (``< 1``) falls either side of an estimate near it:
-# ``l_orderkey`` in a z-ordered layout holds 0.60-0.82 distinct values a row, around the break-even
-# of 0.78, and 40 % of its chunks fell back to plain pages. Counting such a chunk as plain can only
-# price a lookup high (the filter pays where the dictionary would have), never low.
+# of its plain bytes. The writer decides chunk by chunk (``< 1``), and a column whose distinct
+# values per row sit near the break-even (a key in a z-ordered layout) falls either side of it in
+# the same table. Counting such a chunk as plain can only price a lookup high (the filter pays
+# where the dictionary would have), never low (tests/test_bloom.py, near_break_even).
 DICTIONARY_MARGIN = 0.8
 
 
@@ -313,8 +313,8 @@ class BlockReader:
     ``population`` (the sample's distributions) prices the row groups' dictionaries."""
 
     def __init__(self, blocks: Blocks, derived=(), ranges: dict | None = None,
-                 population: Population | None = None, bloom: Mapping[str, tuple[float, int]] | None = None):
-        """``bloom``: column -> (false-positive rate, bytes) of the bloom filter a simulated layout
+                 population: Population | None = None, bloom: Mapping[str, float] | None = None):
+        """``bloom``: column -> the false-positive rate of the bloom filter a simulated layout
         writes per row group (``planner.costmodel.bloom``); the current table's chunks say whether
         they have one."""
         self.blocks = blocks
@@ -442,9 +442,9 @@ class BlockReader:
             return None, 0.0
         b, (_, firsts) = self.blocks, self._group
         if b.bloom is not None and attribute in b.bloom:
-            return np.logical_and.reduceat(b.bloom[attribute], firsts), FOOTER_BLOOM[0]
+            return np.logical_and.reduceat(b.bloom[attribute], firsts), FOOTER_BLOOM_FPP
         if attribute in self.bloom:
-            return np.ones(len(firsts), dtype=bool), self.bloom[attribute][0]
+            return np.ones(len(firsts), dtype=bool), self.bloom[attribute]
         return None, 0.0
 
     def _encoded(self, attribute: str) -> np.ndarray:
@@ -586,5 +586,5 @@ class BlockReader:
         return out
 
 
-__all__ = ["Blocks", "BlockReader", "CodeRange", "FOOTER_BLOOM", "IN_PUSHDOWN_LIMIT", "is_lookup", "LazyColumns", "NO_VALUE", "box_overlap",
+__all__ = ["Blocks", "BlockReader", "CodeRange", "FOOTER_BLOOM_FPP", "IN_PUSHDOWN_LIMIT", "is_lookup", "LazyColumns", "NO_VALUE", "box_overlap",
            "code_ranges", "lazy_boxes", "pushed_intervals"]

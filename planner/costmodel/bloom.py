@@ -29,11 +29,11 @@ import math
 from dataclasses import replace
 from typing import Mapping
 
-from planner.costmodel.blocks import FOOTER_BLOOM, is_lookup
+from planner.costmodel.blocks import FOOTER_BLOOM_FPP, is_lookup
 from planner.model.layout import Layout
 from planner.semantics.kinds import Kind
 
-FPP = FOOTER_BLOOM[0]  # parquet.bloom.filter.fpp's default
+FPP = FOOTER_BLOOM_FPP  # parquet.bloom.filter.fpp's default
 LOWER_BYTES, UPPER_BYTES = 32, 1 << 20  # parquet-java's bounds; UPPER is parquet.bloom.filter.max.bytes
 BITS_PER_BLOCK = 256
 HINT = "bloom_filters"
@@ -69,13 +69,13 @@ def hinted(layout: Layout) -> dict[str, dict]:
     return {str(c): dict(v) for c, v in (dict(layout.meta).get(HINT) or {}).items()}
 
 
-def rates(layout: Layout) -> dict[str, tuple[float, int]]:
-    """Column -> (the false-positive rate its filters have, their bytes), for the block reader."""
+def rates(layout: Layout) -> dict[str, float]:
+    """Column -> the false-positive rate its filters have (at the size the writer gives them), for
+    the block reader."""
     out = {}
     for column, spec in hinted(layout).items():
         ndv = float(spec.get("ndv", 0))
-        nbytes = filter_bytes(ndv, float(spec.get("fpp", FPP)))
-        out[column] = (false_positive_rate(ndv, nbytes), nbytes)
+        out[column] = false_positive_rate(ndv, filter_bytes(ndv, float(spec.get("fpp", FPP))))
     return out
 
 

@@ -302,8 +302,8 @@ def search(model: CostModel, log: Callable[[str], None] | None = None, orderings
 
 UNGUARDED_FINALISTS = 2  # layouts the guard rules out that are given filters all the same
 # Filters may add at most this share of the table's bytes: parquet-java rounds a filter up to a
-# power of two, so one sized for a row group of ~15,000 distinct values at 1 % takes 32 KiB, ~6 %
-# of lineitem's bytes; two columns looked up (a key and a price) must both fit.
+# power of two (one sized for a row group of ~15,000 distinct values at 1 % takes 32 KiB, about two
+# bytes a row), and two columns looked up (a key and a price) must both fit.
 BLOOM_STORAGE_SHARE = 0.15
 # A filter must save this share of the layout's score. Small: a filter is read only by the
 # lookups it serves (no other query pays for it), so a filter that saves time is worth its bytes
@@ -328,12 +328,12 @@ def with_filters(model: CostModel, cost: LayoutCost, columns: Sequence[str], run
         return trial.score < than.score * (1 - BLOOM_MIN_GAIN) and (trial.allowed or not than.allowed)
 
     layout, chosen, current = cost.layout, {}, cost
-    alone = [(trial.score, column) for column in columns
-             for trial in [run(with_bloom_filters(layout, {column: float(rows_per_group)}))] if pays(trial, cost)]
-    for _, column in sorted(alone)[:limit]:
+    alone = {column: run(with_bloom_filters(layout, {column: float(rows_per_group)})) for column in columns}
+    gaining = sorted((trial.score, column) for column, trial in alone.items() if pays(trial, cost))
+    for _, column in gaining[:limit]:
         if per_filter * (len(chosen) + 1) > budget:
             break
-        trial = run(with_bloom_filters(layout, chosen | {column: float(rows_per_group)}))
+        trial = alone[column] if not chosen else run(with_bloom_filters(layout, chosen | {column: float(rows_per_group)}))
         if pays(trial, current):
             chosen[column] = float(rows_per_group)
             current = trial

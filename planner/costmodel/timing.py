@@ -15,9 +15,9 @@ same time. So a scan's time is priced from the work Spark does for it:
 even when each of its row groups is then skipped), ``G`` row groups read, ``R`` rows decoded,
 ``B`` bytes decoded (rows times the on-disk width of the columns read). A bloom filter a lookup
 tests counts in ``G``, not in ``B``: the reader seeks to it and probes one 32-byte block of it,
-as it seeks to a row group's headers; nothing of it is decompressed or decoded (pricing its bytes
-as decoded bytes made a lookup that reads one row group instead of 42 look slower, and the search
-declined the filters the lookups needed). The reading is spread
+as it seeks to a row group's headers; nothing of it is decompressed or decoded (priced as decoded
+bytes, a filter made a lookup kept by its statistics in many row groups look slower than without
+it, and the search declined the filters the lookups needed). The reading is spread
 over ``lanes = min(cores, tasks, max(1, G))`` cores: a lookup that reads one row group runs on one
 core whatever the cluster, a full scan on all of them.
 
