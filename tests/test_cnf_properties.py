@@ -375,6 +375,8 @@ def test_valueset_algebra_matches_membership(kind, data):
         assert a.intersect(b).contains(v) == (ina and inb)
         assert a.complement().contains(v) == (not ina), (v, str(a), str(a.complement()))
         assert a.difference(b).contains(v) == (ina and not inb)
+    assert a.overlaps(b) == any(oracle(ra, v) and oracle(rb, v) for v in probes(kind)) == \
+        (not a.intersect(b).is_empty()), (str(a), str(b))
     assert a.complement().complement() == a
     assert a.union(b) == b.union(a) and a.intersect(b) == b.intersect(a)
     assert a.union(a.complement()).is_everything()

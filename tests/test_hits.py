@@ -7,12 +7,15 @@ not understand inside a residual clause, empty inputs, several scans at once.
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from test_cnf_properties import PROFILE, raw_intervals
 
 from planner.analysis.table_analysis import ScanAnalysis
 from planner.cnf.ir import ColumnPair, Opaque, Pred
 from planner.cnf.normalize import ColumnGroups
 from planner.cnf.valueset import Interval, ValueSet
-from planner.pruning.hits import hit_matrix, overlap_matrix
+from planner.pruning.hits import PAIRWISE, _overlap_by_pieces, hit_matrix, overlap_matrix
 from planner.semantics.kinds import Kind
 
 I = Kind.INTEGER
@@ -75,3 +78,21 @@ def test_overlap_matrix_shapes_and_empty_sides():
     assert dup.tolist() == [[False, True, False], [True, False, True], [False, True, False]]
     assert np.array_equal(overlap_matrix(I, [ValueSet.of(I, [Interval(0, 2, True, True), Interval(5, 7, True, True)])],
                                          [ValueSet.points(I, [3, 4]), ValueSet.points(I, [4, 6])]), [[False, True]])
+
+
+@PROFILE
+@given(kind=st.sampled_from([Kind.INTEGER, Kind.DECIMAL]), data=st.data())
+def test_pairs_and_pieces_give_the_same_overlaps(kind, data):
+    """A few sets against many are tested pair by pair, many against many by the pieces: both are
+    the same matrix, NULL included."""
+    sets = [ValueSet.of(kind, *data.draw(raw_intervals(kind))) for _ in range(data.draw(st.integers(1, 8)))]
+    left, right = list(dict.fromkeys(sets)), list(dict.fromkeys(sets[::-1] + [ValueSet.only_null(kind)]))
+    assert _overlap_by_pieces(kind, left, right).tolist() == [[a.overlaps(b) for b in right] for a in left]
+
+
+def test_many_sets_against_many_go_by_the_pieces():
+    many = [ValueSet.points(I, [k]) for k in range(3 * PAIRWISE)] + [LOW, HIGH, ValueSet.only_null(I)]
+    got = overlap_matrix(I, many, many[::-1])
+    assert got.tolist() == [[a.overlaps(b) for b in many[::-1]] for a in many]
+    # each set itself (63), the points 0..9 with LOW and 10.. with HIGH both ways (2 * 60), HIGH with NULL both ways
+    assert got.sum() == 63 + 2 * 3 * PAIRWISE + 2

@@ -236,7 +236,24 @@ class ValueSet:
         return len(self.intervals) == 1 and self.intervals[0].lo is None and self.intervals[0].hi is None
 
     def overlaps(self, other: "ValueSet") -> bool:
-        return not self.intersect(other).is_empty()
+        """``not self.intersect(other).is_empty()``, without building the intersection: the same
+        sweep, stopping at the first interval the two share (pruning asks this once per partition)."""
+        if self.null and other.null:
+            return True
+        a, b = self.intervals, other.intervals
+        i = j = 0
+        while i < len(a) and j < len(b):
+            x, y = a[i], b[j]
+            lo, lc = _max_lo(x, y)
+            hi, hc = _min_hi(x, y)
+            iv = Interval(lo, hi, lc, hc)
+            if not iv.is_empty() and not _canonical(iv, self.kind).is_empty():
+                return True
+            if _ends_first(x, y):
+                i += 1
+            else:
+                j += 1
+        return False
 
     def contains(self, v: Value | None) -> bool:
         if v is None:

@@ -13,9 +13,10 @@ Anything unknown (opaque atoms, attributes the region does not constrain) counts
 match". The cost model, the query rewriter and ``planner explain`` all call this module, so the
 partitions the model charges for are exactly the partitions a rewritten query reads.
 
-For speed the overlap test is vectorised: every value set on an attribute is mapped onto the
-attribute's elementary pieces (``planner.analysis.cps``); a region that is a run of pieces ``[s, e]``
-overlaps a set iff the set's prefix count over the pieces grows between ``s - 1`` and ``e``.
+For speed the overlap test of many sets against many is vectorised: every value set on an
+attribute is mapped onto the attribute's elementary pieces (``planner.analysis.cps``); a region
+that is a run of pieces ``[s, e]`` overlaps a set iff the set's prefix count over the pieces grows
+between ``s - 1`` and ``e``. A few sets against many are tested pair by pair (``PAIRWISE``).
 """
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ from planner.cnf.valueset import ValueSet
 from planner.semantics.kinds import Kind
 
 Region = Mapping[str, ValueSet]
+# Few sets on one side (a query's scan against a layout's partitions): test each pair with
+# ``ValueSet.overlaps``, whose sweep costs about a twentieth of mapping a set onto the pieces.
+PAIRWISE = 20
 
 
 def _runs(row: np.ndarray) -> list[tuple[int, int]]:
@@ -43,10 +47,7 @@ def _runs(row: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), ends.tolist()))
 
 
-def overlap_matrix(kind: Kind, left: Sequence[ValueSet], right: Sequence[ValueSet]) -> np.ndarray:
-    """``out[i, j]`` is True when ``left[i]`` and ``right[j]`` share a value (or NULL)."""
-    uniq_left = list(dict.fromkeys(left))
-    uniq_right = list(dict.fromkeys(right))
+def _overlap_by_pieces(kind: Kind, uniq_left: list[ValueSet], uniq_right: list[ValueSet]) -> np.ndarray:
     pieces = elementary_pieces(kind, uniq_left + uniq_right)
     index = {s: i for i, s in enumerate(pieces.sets)}
     m_left = pieces.member[[index[s] for s in uniq_left]]
@@ -56,6 +57,18 @@ def overlap_matrix(kind: Kind, left: Sequence[ValueSet], right: Sequence[ValueSe
     for j, s in enumerate(uniq_right):
         for start, end in _runs(pieces.member[index[s]]):
             out_u[:, j] |= (prefix[:, end + 1] - prefix[:, start]) > 0
+    return out_u
+
+
+def overlap_matrix(kind: Kind, left: Sequence[ValueSet], right: Sequence[ValueSet]) -> np.ndarray:
+    """``out[i, j]`` is True when ``left[i]`` and ``right[j]`` share a value (or NULL)."""
+    uniq_left = list(dict.fromkeys(left))
+    uniq_right = list(dict.fromkeys(right))
+    if len(uniq_left) * len(uniq_right) <= PAIRWISE * (len(uniq_left) + len(uniq_right)):
+        out_u = np.array([[a.overlaps(b) for b in uniq_right] for a in uniq_left], dtype=bool)
+        out_u = out_u.reshape(len(uniq_left), len(uniq_right))
+    else:
+        out_u = _overlap_by_pieces(kind, uniq_left, uniq_right)
     lookup_l = {s: i for i, s in enumerate(uniq_left)}
     li = np.array([lookup_l[s] for s in left], dtype=np.int64) if left else np.zeros(0, np.int64)
     lookup_r = {s: i for i, s in enumerate(uniq_right)}
