@@ -1,6 +1,7 @@
 """Record Spark's answers to the differential semantics batch, for the pure suite to check against.
 
-    flock /work/spark.lock python tests/record_spark_semantics.py
+    flock /work/spark.lock python tests/record_spark_semantics.py           everything
+    flock /work/spark.lock python tests/record_spark_semantics.py --cases   only the written cases
 
 ``tests/test_spark_semantics.py`` proves the planner's model of Spark (constant folding, column
 comparisons) against a live Spark; that takes a JVM and minutes. This runs the same deterministic
@@ -11,7 +12,8 @@ planner gives verdicts for, Spark's TRUE/FALSE/NULL on each row of the test tabl
 ``tests/test_semantics_recorded.py`` then checks the planner against those answers in seconds, so
 a change to ``planner/semantics`` or ``planner/cnf`` that would disagree with Spark fails without
 Spark. Record again when the pinned pyspark changes (``tests/test_versions.py``) or the generator
-in ``tests/spark_expressions.py`` does.
+in ``tests/spark_expressions.py`` does; ``--cases`` after a change to the hand-written cases
+(``tests/semantics_cases.py``), which keeps the random batch's answers as they are.
 """
 from __future__ import annotations
 
@@ -120,34 +122,85 @@ def record_predicates(spark, texts, settings, db) -> dict:
             "verdicts": [[t, verdicts[t]] for t in texts if t in verdicts]}
 
 
-def main() -> int:
+def record_cases(spark, settings, db) -> dict:
+    """Spark's answer to every hand-written case (``tests/semantics_cases.py``), whether the planner
+    claims one or not, and whether it did when they were recorded."""
+    from semantics_cases import constant_outcome, predicate_verdicts, read_cases
+    from spark_expressions import COLUMN_TYPES
+    from test_spark_semantics import _domain, run_select
+
+    spark.conf.set("spark.sql.ansi.enabled", str(settings.ansi).lower())
+    spark.conf.set("spark.sql.session.timeZone", settings.time_zone)
+    constants, predicates = read_cases()
+    answers = {}
+    stack = [constants[i:i + 250] for i in range(0, len(constants), 250)]
+    while stack:
+        part = stack.pop()
+        try:
+            got = run_select(spark, part)
+        except Exception:  # noqa: BLE001 - halve until the failing expression shows
+            if len(part) == 1:
+                answers[part[0]] = "fails"
+            else:
+                stack += [part[:len(part) // 2], part[len(part) // 2:]]
+            continue
+        for text, (value, typename) in zip(part, got):
+            answers[text] = {"value": encode(value), "type": typename}
+    table = spark.table(f"{db}.t").orderBy("k").toArrow().to_pylist()
+    rows = [{c: _domain(r[c], COLUMN_TYPES[c]) for c in COLUMN_TYPES} for r in table]
+    verdicts = {}
+    for text in predicates:
+        try:
+            got = spark.sql(f"SELECT k, ({text}) AS p FROM {db}.t ORDER BY k").toArrow().to_pylist()
+            verdicts[text] = "".join({True: "T", False: "F", None: "N"}[r["p"]] for r in got)
+        except Exception:  # noqa: BLE001 - Spark refuses the predicate
+            verdicts[text] = "fails"
+    return {"constants": [[t, answers[t], constant_outcome(t, settings) is not None] for t in constants],
+            "predicates": [[t, verdicts[t], predicate_verdicts(t, settings, rows) is not None] for t in predicates]}
+
+
+def _table(spark, db) -> None:
+    from spark_expressions import COLUMN_TYPES, column_rows
+
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+    cols = ", ".join(f"{c} {t}" for c, t in COLUMN_TYPES.items())
+    spark.sql(f"DROP TABLE IF EXISTS {db}.t")
+    spark.sql(f"CREATE TABLE {db}.t (k INT, {cols}) STORED AS PARQUET")
+    values = ", ".join(f"({k}, " + ", ".join(r[c] for c in COLUMN_TYPES) + ")" for k, r in enumerate(column_rows()))
+    spark.sql(f"INSERT INTO {db}.t VALUES {values}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Record everything; ``--cases``: only the hand-written cases, the random batch kept as it is."""
     import pyspark
-    from spark_expressions import COLUMN_TYPES, PredicateGenerator, column_rows
+    from spark_expressions import PredicateGenerator
     from test_spark_semantics import SEED, SETTINGS, expressions, quiet_spark_errors
 
     from hive_integration.spark.session import build_spark_session
 
+    only_cases = "--cases" in (sys.argv[1:] if argv is None else argv)
+    kept = json.loads(OUT.read_text(encoding="utf-8")) if only_cases else None
     with tempfile.TemporaryDirectory() as tmp:
         spark = build_spark_session(Path(tmp), app_name="record-spark-semantics")
         try:
             quiet_spark_errors(spark)
-            texts = expressions(EXPRESSIONS, SEED)
-            gen = PredicateGenerator(SEED + 1)
-            preds = [gen.column_predicate() for _ in range(PREDICATES)]
+            if not only_cases:
+                texts = expressions(EXPRESSIONS, SEED)
+                gen = PredicateGenerator(SEED + 1)
+                preds = [gen.column_predicate() for _ in range(PREDICATES)]
             db = "semantics_record"
-            spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
-            cols = ", ".join(f"{c} {t}" for c, t in COLUMN_TYPES.items())
-            spark.sql(f"DROP TABLE IF EXISTS {db}.t")
-            spark.sql(f"CREATE TABLE {db}.t (k INT, {cols}) STORED AS PARQUET")
-            values = ", ".join(f"({k}, " + ", ".join(r[c] for c in COLUMN_TYPES) + ")"
-                               for k, r in enumerate(column_rows()))
-            spark.sql(f"INSERT INTO {db}.t VALUES {values}")
-            out = {"pyspark": pyspark.__version__, "seed": SEED, "settings": []}
-            for s in SETTINGS:
+            _table(spark, db)
+            out = kept or {"pyspark": pyspark.__version__, "seed": SEED, "settings": []}
+            if only_cases and out["pyspark"] != pyspark.__version__:
+                raise SystemExit(f"the batch was recorded on pyspark {out['pyspark']}: record all again")
+            for i, s in enumerate(SETTINGS):
                 print(f"recording {s.describe()} ...", flush=True)
-                out["settings"].append({"ansi": s.ansi, "time_zone": s.time_zone,
-                                        "constants": record_constants(spark, texts, s),
-                                        "predicates": record_predicates(spark, preds, s, db)})
+                if not only_cases:
+                    out["settings"].append({"ansi": s.ansi, "time_zone": s.time_zone,
+                                            "constants": record_constants(spark, texts, s),
+                                            "predicates": record_predicates(spark, preds, s, db)})
+                assert (out["settings"][i]["ansi"], out["settings"][i]["time_zone"]) == (s.ansi, s.time_zone)
+                out["settings"][i]["cases"] = record_cases(spark, s, db)
         finally:
             spark.stop()
     OUT.parent.mkdir(parents=True, exist_ok=True)
