@@ -177,3 +177,11 @@ def test_a_decimal_far_too_wide_is_an_overflow_not_a_crash():
     q = "select * from t where n IN (3, '1.5e400', CAST('7' AS DECIMAL(15,6)))"
     wl = parse_workload(q, "w.sql", schema=Schema({"t": {"n": "bigint"}}))
     analyze_table(wl, wl.tables()[0], {"n": "bigint"})
+
+
+def test_the_type_of_an_in_list_without_a_common_type_is_unmodelled_with_its_reason():
+    # bind.infer_kinds asks type_of, which must answer (not raise) for a list Spark would reject
+    from planner.semantics.evaluate import type_of
+
+    c = from_sqlglot(sqlglot.parse_one("SELECT 1 IN (DATE '2020-01-01')", read="spark").expressions[0])
+    assert type_of(c, Settings(True)) == Unmodelled("IN over int, date")

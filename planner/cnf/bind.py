@@ -139,7 +139,7 @@ def _opaque(a: Cmp, reason: str) -> Opaque:
 def _from(a: Cmp, out: Sides | Unbound) -> Expr | str:
     if isinstance(out, Unbound):
         return _Fails(out.reason) if out.fails else _opaque(a, out.reason)
-    return Pred(a.column, out.true, out.false, True)
+    return Pred(a.column, out.true, out.false, out.exact)
 
 
 def _bind(a: Cmp, t: SparkType, settings: Settings, pad: bool = True) -> Expr | str:

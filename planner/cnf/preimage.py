@@ -41,10 +41,12 @@ NEGATED = {"=": "<>", "<>": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
 @dataclass(frozen=True)
 class Sides:
-    """The exact TRUE and FALSE sets of a comparison (a value in neither makes it UNKNOWN)."""
+    """The TRUE and FALSE sets of a comparison (a value in neither makes it UNKNOWN); exact, or
+    (``exact`` False) bounds of both, each holding every value the comparison may be TRUE (FALSE) on."""
 
     true: ValueSet
     false: ValueSet
+    exact: bool = True
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,11 @@ def comparison(column: SparkType, op: str, const: Const, settings: Settings, *, 
     rule = integral_vs_decimal_literal(op, column, const)
     if isinstance(rule, bool):
         # Spark's analyzer replaced the comparison by a constant: TRUE for *every* row, NULLs too.
+        # Written as 1.5BD or as a CAST (``from_cast``: sqlglot reads both alike), a NULL row may be
+        # NULL instead: the literal's sets hold the cast's, so they bound both readings.
         every, none = ValueSet.everything(kind), ValueSet.nothing(kind)
-        return Sides(every, none) if rule else Sides(none, every)
+        exact = not const.from_cast
+        return Sides(every, none, exact) if rule else Sides(none, every, exact)
     v = evaluate(const, settings)
     if not isinstance(v, Typed):
         return Unbound(f"{const}: {v.reason}" if isinstance(v, Raises) else f"{const} is not modelled: {v.reason}",

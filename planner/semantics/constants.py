@@ -47,7 +47,7 @@ class Lit:
 
     value: Any
     type: SparkType
-    from_cast: bool = False  # an integral literal written as a cast (3Y or CAST(3 AS TINYINT))
+    from_cast: bool = False  # a literal or the same cast (3Y or CAST(3 AS TINYINT), 1.5BD or CAST('1.5' AS …))
 
     def __str__(self) -> str:
         if self.value is None:
@@ -251,6 +251,9 @@ def _convert(node: exp.Expression) -> Const | None:
         if (isinstance(inner, exp.TryCast) and not inner.args.get("safe") and isinstance(inner.this, exp.Literal)
                 and not inner.this.is_string and spark_type(inner.to).is_integral):
             return _suffix_literal(-int(Decimal(str(inner.this.this))), spark_type(inner.to))  # -128Y
+        lit = _decimal_suffix_literal(inner) if isinstance(inner, exp.TryCast) else None
+        if lit is not None:  # -1.5BD is one literal too; -CAST('1.5' AS DECIMAL(2,1)) has its value and type
+            return Lit(-lit.value, lit.type, from_cast=True)
         arg = _convert(inner)
         return Neg(arg) if arg is not None else None
     if isinstance(node, (exp.Cast, exp.TryCast)):
@@ -280,17 +283,26 @@ def _cast(node: exp.Cast) -> Const | None:
     if inner is None:
         return None
     safe = bool(node.args.get("safe"))
-    if to.is_decimal and isinstance(arg, exp.Literal) and arg.is_string and not safe:
-        # 1.5BD: sqlglot spells it CAST('1.5' AS DECIMAL(2,1)); the precision is the literal's own
-        lit = decimal_literal(Decimal(arg.this)) if _plain_number(arg.this) else None
-        if lit is not None and lit.type == to:
-            return lit
+    lit = _decimal_suffix_literal(node)
+    if lit is not None:
+        return lit
     if to.is_integral and not safe and isinstance(inner, Lit) and inner.type.is_integral:
         return _suffix_literal(inner.value, to)
     if (to.name == "float" and not safe and isinstance(inner, Lit) and inner.type.is_numeric
             and abs(float(inner.value)) > FLOAT_MAX):
         return None  # 3.5e38F is a parse error, CAST(3.5e38 AS FLOAT) is not: sqlglot cannot tell
     return Cast(inner, to, safe)
+
+
+def _decimal_suffix_literal(node: exp.Cast) -> Lit | None:
+    """1.5BD: sqlglot spells it CAST('1.5' AS DECIMAL(2,1)), the literal's own precision and scale;
+    the very same CAST written out cannot be told apart, so the literal is ``from_cast`` (Spark's
+    analyzer treats a literal next to an integral column in its own way: ``evaluate``)."""
+    arg, to = node.this, spark_type(node.to)
+    if not (to.is_decimal and isinstance(arg, exp.Literal) and arg.is_string and not node.args.get("safe")):
+        return None
+    lit = decimal_literal(Decimal(arg.this)) if _plain_number(arg.this) else None
+    return Lit(lit.value, lit.type, from_cast=True) if lit is not None and lit.type == to else None
 
 
 def _suffix_literal(value: int, to: SparkType) -> Lit | None:

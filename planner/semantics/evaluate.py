@@ -176,6 +176,8 @@ def static_null(c: Const) -> bool:
     if isinstance(c, Arith):
         return static_null(c.left) or static_null(c.right)
     if isinstance(c, Call):
+        if c.name in ("date_add", "date_sub") and _type_or_other(c.args[1]).is_string:
+            return False  # without ANSI the analyzer reads a string day count first (``_eval_call``)
         return any(static_null(a) for a in c.args)
     return False
 
@@ -278,7 +280,9 @@ LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 def integral_vs_decimal_literal(op: str, left_type: SparkType, right: Const) -> bool | None | str:
     """Spark's analyzer rewrites ``integral_expr <op> decimal_literal`` (``integralAndDecimalLiteral``):
     past the BIGINT range the comparison becomes the constant TRUE or FALSE, *even for a NULL
-    operand* (``CAST(NULL AS INT) <= 12345678901234567890.5`` is TRUE in Spark 4.3).
+    operand* (``CAST(NULL AS INT) <= 12345678901234567890.5`` is TRUE in Spark 4.3). Not for a cast
+    (``CAST('12345678901234567890.5' AS DECIMAL(21,1))``): a ``from_cast`` literal may be either,
+    and its callers keep both readings.
 
     Returns that constant, or "compare" when the comparison stays as it is (a floor or ceiling of
     the literal compares the same), or None when the rule does not apply.
@@ -296,9 +300,13 @@ def integral_vs_decimal_literal(op: str, left_type: SparkType, right: Const) -> 
 
 def _eval_compare(c: Compare, settings: Settings) -> Outcome:
     lt, rt = _type(c.left, settings), _type(c.right, settings)
-    for op, other_type, lit in ((c.op, lt, c.right), (_FLIP[c.op], rt, c.left)):
+    for op, other_type, lit, other in ((c.op, lt, c.right, c.left), (_FLIP[c.op], rt, c.left, c.right)):
         rule = integral_vs_decimal_literal(op, other_type, lit)
         if isinstance(rule, bool):
+            if lit.from_cast:  # 1.5BD or CAST('1.5' AS …): the cast's reading is NULL, or fails, with the other side
+                if static_null(other) or not isinstance(v := _eval(other, settings), Typed) or v.is_null:
+                    raise _Unknown(Unmodelled(f"{lit}: a DECIMAL literal or a cast? (Spark folds "
+                                              f"{c.op} to {str(rule).upper()} only for a literal)"))
             return Typed(rule, BOOLEAN)
     if static_null(c.left) or static_null(c.right):
         return null(BOOLEAN)
@@ -350,6 +358,13 @@ def _shift(d: dt.date, n: int, unit: str) -> Outcome:
 def _eval_call(c: Call, settings: Settings) -> Outcome:
     if c.name == "to_date":
         return cast(_value(c.args[0], settings), DATE, settings)
+    days = None
+    if not settings.ansi and c.name != "add_months" and _type(c.args[1], settings).is_string:
+        # Without ANSI, Spark's analyzer (TypeCoercion's DateAdd rule) turns a string day count into
+        # an INT itself, before anything is folded: cast as with ANSI on (else
+        # SECOND_FUNCTION_ARGUMENT_NOT_INTEGER), and a NULL string is 0 days
+        days = _value(c.args[1], settings)
+        days = Typed(0, INT) if days.is_null else _as(days, INT, Settings(True, settings.time_zone))
     start = _value(c.args[0], settings)
     if start.is_null:
         return null(DATE)
@@ -357,7 +372,7 @@ def _eval_call(c: Call, settings: Settings) -> Outcome:
         start = _as(start, DATE, settings)
     if start.type.name != "date":
         return Unmodelled(f"{c.name} of a {start.type}")
-    n = _value(c.args[1], settings)
+    n = days if days is not None else _value(c.args[1], settings)
     if n.is_null or start.is_null:
         return null(DATE)
     if n.type.is_string:
