@@ -110,6 +110,8 @@ def prepare(name: str, target: Target) -> Path:
     if work.exists():
         shutil.rmtree(work)
     for rel in _tracked_files():
+        if rel.startswith(f"{STATE.relative_to(ROOT)}/"):  # kept verdicts are not sources: restore_state brings them
+            continue
         dest = work / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, dest)
@@ -135,11 +137,17 @@ def _current_targets() -> dict[str, Target]:
     return {k: Target(v.sources, v.tests) for k, v in module.TARGETS.items()}
 
 
+def _metas(work: Path) -> list[Path]:
+    """mutmut's verdict files of the mutated sources (not of anything under tests/ the copy holds)."""
+    return sorted(m for m in (work / "mutants").rglob("*.py.meta")
+                  if m.relative_to(work / "mutants").parts[0] != "tests")
+
+
 def save_state(name: str, work: Path, result: dict) -> None:
     """``result`` and mutmut's verdicts (without its timings) into ``STATE``."""
     (STATE / name).mkdir(parents=True, exist_ok=True)
     (STATE / f"{name}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-    for meta in (work / "mutants").rglob("*.py.meta"):
+    for meta in _metas(work):
         data = json.loads(meta.read_text())
         kept = {"exit_code_by_key": data.get("exit_code_by_key", {}),
                 "hash_by_function_name": data.get("hash_by_function_name", {}),
@@ -246,7 +254,7 @@ def collect(name: str, work: Path) -> dict:
     """Per mutant its status and, for every mutant not killed, the diff mutmut shows."""
     mutants: dict[str, dict] = {}
     paths: dict[str, str] = {}
-    for meta in sorted((work / "mutants").rglob("*.py.meta")):
+    for meta in _metas(work):
         data = json.loads(meta.read_text())
         source = str(meta.relative_to(work / "mutants"))[:-len(".meta")]
         for key, code in data.get("exit_code_by_key", {}).items():

@@ -4,6 +4,7 @@ can be a derived attribute."""
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 import sqlglot
@@ -343,3 +344,45 @@ def test_constants_fold_out_of_and_and_or():
     assert or_(FALSE, x) == x and or_(TRUE, x) == TRUE and or_() == FALSE and or_(FALSE) == FALSE
     assert and_(TRUE, x) == x and and_(FALSE, x) == FALSE and and_() == TRUE
     assert Pred("x", _lt(3), _gt(2)).negate().text == "" and _text("x", _lt(3), "x < 3").negate().text == "NOT (x < 3)"
+
+
+def test_the_hull_of_a_disjunction_drops_a_column_one_branch_lacks_wherever_that_branch_sorts():
+    # the branches are a frozenset: over these variants the one without x takes every place
+    for k in range(30):
+        e = or_(_p("x", _lt(5)), _p("y", ValueSet.points(I, [k])), _p("x", _gt(10 + k)), _p("x", ValueSet.points(I, [7])))
+        assert "x" not in _hull_sets(and_(e, _p("z", ValueSet.points(I, [3])))), str(e)
+
+
+@pytest.mark.parametrize("where,ansi", [("x = NULL", True), ("x = 'abc'", False)])
+def test_a_comparison_never_true_nor_false_keeps_the_column_kind(where, ansi):
+    # x = NULL, and x = 'abc' where the string casts to NULL (ANSI off): both sides empty, of x's kind
+    from planner.cnf.bind import bind
+    from planner.semantics.settings import Settings
+
+    p = bind(_ir(where), {"x": parse_type("INT")}, Settings(ansi))
+    assert isinstance(p, Pred) and p.true == ValueSet.nothing(I) and p.false == ValueSet.nothing(I)
+    assert (p.true.kind, p.false.kind) == (I, I)
+
+
+@pytest.mark.parametrize("interval,want", [
+    ((Decimal("1.5"), None, True, False), (2, None)), ((Decimal("-1.5"), None, False, False), (-1, None)),
+    ((Decimal("2"), None, False, False), (3, None)), ((Decimal("2"), None, True, False), (2, None)),
+    ((None, Decimal("2"), False, False), (None, 1)), ((None, Decimal("2"), False, True), (None, 2)),
+    ((None, Decimal("2.5"), False, False), (None, 2)), ((None, Decimal("-2.5"), True, True), (None, -3)),
+])
+def test_decimal_bounds_on_an_integer_column_close_on_the_integers_inside(interval, want):
+    from planner.cnf.valueset import Interval
+
+    (iv,) = ValueSet.of(I, [Interval(*interval)]).intervals
+    assert (iv.lo, iv.hi) == want and all(type(b) is int for b in (iv.lo, iv.hi) if b is not None)
+    assert (iv.lo is None or iv.lo_closed) and (iv.hi is None or iv.hi_closed)
+
+
+def test_at_one_lower_bound_the_closed_interval_starts_first_whatever_the_input_order():
+    from planner.cnf.valueset import Interval
+
+    five, seven, nine = Decimal(5), Decimal(7), Decimal(9)
+    for ivs in ([Interval(five, nine), Interval(five, seven, True, True)],
+                [Interval(five, seven, True, True), Interval(five, nine)]):
+        vs = ValueSet.of(Kind.DECIMAL, ivs)
+        assert vs.contains(five) and vs == ValueSet.of(Kind.DECIMAL, [Interval(five, nine, True, False)])
