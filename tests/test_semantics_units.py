@@ -6,6 +6,7 @@ import datetime as dt
 import math
 from decimal import Decimal
 
+import pytest
 import sqlglot
 
 from planner.cnf.preimage import Sides, comparison, membership
@@ -185,3 +186,40 @@ def test_the_type_of_an_in_list_without_a_common_type_is_unmodelled_with_its_rea
 
     c = from_sqlglot(sqlglot.parse_one("SELECT 1 IN (DATE '2020-01-01')", read="spark").expressions[0])
     assert type_of(c, Settings(True)) == Unmodelled("IN over int, date")
+
+
+@pytest.fixture
+def host_zone():
+    """Run with the process's own time zone set to a given one (restored after)."""
+    import os
+    import time
+
+    old = os.environ.get("TZ")
+
+    def set_zone(name: str) -> None:
+        os.environ["TZ"] = name
+        time.tzset()
+
+    yield set_zone
+    if old is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = old
+    time.tzset()
+
+
+def test_a_day_whose_midnight_lies_in_a_gap_begun_before_it_starts_at_the_gap():
+    # America/Toronto, 1919-03-31: the clocks went from 23:30 to 00:30, so the day began at 04:30 UTC
+    assert start_of_day(dt.date(1919, 3, 31), zone("America/Toronto")) == dt.datetime(1919, 3, 31, 4, 30)
+    assert start_of_day(dt.date(2018, 11, 4), zone("America/Sao_Paulo")) == dt.datetime(2018, 11, 4, 3, 0)
+
+
+@pytest.mark.parametrize("host", ["UTC", "America/Bogota", "Asia/Kolkata"])
+def test_walls_and_starts_of_days_do_not_depend_on_the_host_zone(host_zone, host):
+    from planner.semantics.zones import to_wall
+
+    host_zone(host)
+    assert to_wall(dt.datetime(2020, 1, 1, 12), zone("UTC")) == dt.datetime(2020, 1, 1, 12)
+    assert to_wall(dt.datetime(2020, 1, 1, 12), zone("Asia/Kolkata")) == dt.datetime(2020, 1, 1, 17, 30)
+    assert start_of_day(dt.date(1919, 3, 31), zone("America/Toronto")) == dt.datetime(1919, 3, 31, 4, 30)
+    assert start_of_day(dt.date(2018, 11, 4), zone("America/Sao_Paulo")) == dt.datetime(2018, 11, 4, 3, 0)

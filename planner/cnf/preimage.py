@@ -108,7 +108,26 @@ def comparison(column: SparkType, op: str, const: Const, settings: Settings, *, 
         return Unbound(f"{const} as {common}: {w.reason}", isinstance(w, Raises))
     if w.is_null:
         return Sides(ValueSet.nothing(kind), ValueSet.nothing(kind))
-    return _compare(column, common, op, w, settings)
+    widened = _compare(column, common, op, w, settings)
+    if rule == "compare" and column.is_integral and isinstance(const, Lit) and const.type.is_decimal:
+        # Spark compares an integral column with a decimal *literal* through the literal's floor or
+        # ceiling (integralAndDecimalLiteral), exactly; the widened decimal may have rounded it
+        # (i < 1.0000000000000000000000000000000000001 is TRUE for i = 1). A from_cast literal may
+        # be a CAST, compared widened: both readings are kept.
+        exact = _compare_integral(column, op, const.value)
+        if const.from_cast and exact != widened:
+            if not isinstance(widened, Sides):
+                return widened
+            return Sides(exact.true.union(widened.true), exact.false.union(widened.false), False)
+        return exact
+    return widened
+
+
+def _compare_integral(column: SparkType, op: str, d: Decimal) -> Sides:
+    """``x <op> d`` for an integral column, d exact: x >= d iff x >= ceil(d), x <= d iff x <= floor(d)."""
+    lo = snap(column, (int(d.to_integral_value(rounding=ROUND_CEILING)), True), False)
+    hi = snap(column, (int(d.to_integral_value(rounding=ROUND_FLOOR)), True), True)
+    return Sides(_set(column.kind, op, lo, hi), _set(column.kind, NEGATED[op], lo, hi))
 
 
 def _compare(column: SparkType, common: SparkType, op: str, w: Typed, settings: Settings) -> Sides | Unbound:

@@ -3,9 +3,9 @@
 The operand types come from ``coercion.arithmetic_types``; here the values are computed:
 
 * integral: exact, then an overflow raises (ANSI) or wraps (``2147483647 + 1`` is -2147483648);
-* DECIMAL: ``*`` rounds to 38 significant digits and ``/`` to 38 decimal places (HALF_UP, as
-  ``java.math.BigDecimal`` with Spark's ``MATH_CONTEXT``), then the result is rounded HALF_UP to
-  the result scale; too many digits raise (ANSI) or give NULL;
+* DECIMAL: ``*`` is exact and ``/`` rounds to 38 decimal places (HALF_UP, as
+  ``java.math.BigDecimal``), then the result is rounded HALF_UP to the result scale (Spark 4 no
+  longer rounds a product to 38 significant digits first); too many digits raise (ANSI) or give NULL;
 * DOUBLE: IEEE; FLOAT: binary32 (``floats``);
 * ``/`` and ``%`` by zero raise (ANSI) or give NULL, for doubles too (``1.0D / 0``).
 """
@@ -85,8 +85,7 @@ def _decimal(op: str, x: Decimal, y: Decimal, result: SparkType, ansi: bool) -> 
         elif op == "-":
             v = x - y
         elif op == "*":
-            ctx.prec = 38  # multiply(that, MathContext(38, HALF_UP))
-            v = x * y
+            v = x * y  # exact (at most 76 digits), rounded once below: Spark 4 (SPARK-45786), not MathContext(38)
         elif op == "/":
             v = (x / y).quantize(Decimal(1).scaleb(-38), rounding=ROUND_HALF_UP)  # divide(that, 38, HALF_UP)
         else:  # %: BigDecimal.remainder keeps the dividend's sign

@@ -133,11 +133,13 @@ _OFFSET_RE = re.compile(r"^\s?(?:Z|UTC|GMT|UT)$|^\s?(?:UTC|GMT|UT)?([+-])(\d{1,2
 
 def _make_date(sign: str, y: str, m: str | None, d: str | None):
     if sign == "-" or len(y) > 4:
-        return UNSURE  # years outside 1..9999: Python has no date for them
+        return UNSURE  # years outside 0..9999: Python has no date for them
     try:
-        return dt.date(int(y), int(m or 1), int(d or 1))
+        # year 0 is a valid (leap) year in Spark's calendar but has no Python date: 2000 checks its day
+        day = dt.date(int(y) or 2000, int(m or 1), int(d or 1))
     except ValueError:
         return INVALID
+    return day if int(y) else UNSURE
 
 
 def read_date(text: str):
@@ -148,10 +150,7 @@ def read_date(text: str):
     m = _DATE_RE.match(s)
     if m is None:
         return INVALID
-    out = _make_date(m[1], m[2], m[3], m[4])
-    if out is not INVALID and out is not UNSURE and int(m[2]) == 0:
-        return UNSURE
-    return out
+    return _make_date(m[1], m[2], m[3], m[4])
 
 
 def read_timestamp(text: str):
@@ -166,7 +165,7 @@ def read_timestamp(text: str):
     s = _trim_all(text)
     m = _TS_RE.match(s)
     if m is None:
-        if re.match(r"^T?\d{1,2}:", s) or (re.search(r"[A-Za-z]{2,}", s) and re.search(r"\d{1,2}:\d{1,2}", s)):
+        if re.match(r"^T?\d{1,2}:|^T\d{1,2}$", s) or (re.search(r"[A-Za-z]{2,}", s) and re.search(r"\d{1,2}:\d{1,2}", s)):
             return UNSURE  # a time without a date (Spark takes today's), or a named time zone
         return INVALID
     day = _make_date(m["sign"], m["y"], m["m"], m["d"])
@@ -186,14 +185,16 @@ def read_timestamp(text: str):
         return INVALID
     if zone_text == "":
         return wall, None
+    if m["S"] is None:
+        return UNSURE  # a zone right after the minutes ('10:00Z'): Spark takes one only after the seconds
     z = _OFFSET_RE.match(zone_text)
     if z is None:
         return UNSURE
     if z.group(1) is None:
         return wall, dt.timedelta(0)
     hours, minutes = int(z.group(2)), int(z.group(3) or 0)
-    if hours > 18 or minutes > 59:
-        return UNSURE
+    if hours > 18 or minutes > 59 or (hours == 18 and minutes > 0):
+        return UNSURE  # java.time.ZoneOffset stops at ±18:00
     off = dt.timedelta(hours=hours, minutes=minutes)
     return wall, (-off if z.group(1) == "-" else off)
 
