@@ -63,7 +63,8 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "pruning": Target(("planner/pruning/*",),
-                      FIXTURE_TESTS + ("tests/test_hits.py", "tests/test_join_pruning.py", "tests/test_rewrite.py")),
+                      FIXTURE_TESTS + ("tests/test_hits.py", "tests/test_join_pruning.py", "tests/test_rewrite.py",
+                                       "tests/test_aggregate_index.py")),
     "cnf": Target(("planner/cnf/*",),
                   FIXTURE_TESTS + ("tests/test_cnf_units.py", "tests/test_cnf_properties.py", "tests/test_golden_cnf.py",
                                    "tests/test_values.py", "tests/test_bind_units.py", "tests/test_semantics_recorded.py",

@@ -386,3 +386,12 @@ def test_at_one_lower_bound_the_closed_interval_starts_first_whatever_the_input_
                 [Interval(five, seven, True, True), Interval(five, nine)]):
         vs = ValueSet.of(Kind.DECIMAL, ivs)
         assert vs.contains(five) and vs == ValueSet.of(Kind.DECIMAL, [Interval(five, nine, True, False)])
+
+
+@pytest.mark.parametrize("a,b,shared", [
+    ([1, 3, 5], [5], True), ([5], [1, 3, 5], True), ([1, 3, 5], [2, 4, 6], False), ([1, 3, 7], [0, 2, 4, 7], True),
+    ([0, 2, 4, 7], [1, 3, 7], True),
+])
+def test_overlaps_sweeps_both_lists_to_their_ends(a, b, shared):
+    x, y = ValueSet.points(I, a), ValueSet.points(I, b)
+    assert x.overlaps(y) == shared == (not x.intersect(y).is_empty())

@@ -96,3 +96,19 @@ def test_many_sets_against_many_go_by_the_pieces():
     assert got.tolist() == [[a.overlaps(b) for b in many[::-1]] for a in many]
     # each set itself (63), the points 0..9 with LOW and 10.. with HIGH both ways (2 * 60), HIGH with NULL both ways
     assert got.sum() == 63 + 2 * 3 * PAIRWISE + 2
+
+
+def test_the_pieces_keep_runs_one_gap_apart_apart():
+    # {1, 3, 5} holds the pieces {1}, {3}, {5}: three runs, one piece apart, and no gap between them
+    D = Kind.DECIMAL
+    points = ValueSet.points(D, [1, 3, 5])
+    gaps = [ValueSet.of(D, [Interval(1, 3)]), ValueSet.of(D, [Interval(3, 5)]), ValueSet.points(D, [2, 4])]
+    assert _overlap_by_pieces(D, gaps, [points]).tolist() == [[False], [False], [False]]
+    assert _overlap_by_pieces(D, [ValueSet.of(D, [Interval(4, 6)])], [points]).tolist() == [[True]]
+
+
+def test_many_scans_against_many_regions_by_the_pieces():
+    scans_ = [scan([("x", ValueSet.points(I, [k]))]) for k in range(3 * PAIRWISE)]
+    regions = [{"x": ValueSet.range(I, k, k + 1)} for k in range(0, 3 * PAIRWISE, 2)]
+    got = hit_matrix(scans_, regions, KINDS)
+    assert got.tolist() == [[r == k // 2 for r in range(len(regions))] for k in range(3 * PAIRWISE)]
