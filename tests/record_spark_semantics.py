@@ -58,9 +58,31 @@ def decode(v):
             "d": lambda: dt.date.fromisoformat(x), "s": lambda: x, "b": lambda: bytes.fromhex(x)}[tag]()
 
 
+def spark_answers(spark, texts: list[str]) -> dict:
+    """Spark's value and type of each constant expression, or "fails": in batches of 250, a batch
+    Spark fails on halved until the failing expression shows."""
+    from test_spark_semantics import run_select
+
+    answers = {}
+    stack = [texts[i:i + 250] for i in range(0, len(texts), 250)]
+    while stack:
+        part = stack.pop()
+        try:
+            got = run_select(spark, part)
+        except Exception:  # noqa: BLE001 - halve until the failing expression shows
+            if len(part) == 1:
+                answers[part[0]] = "fails"
+            else:
+                stack += [part[:len(part) // 2], part[len(part) // 2:]]
+            continue
+        for text, (value, typename) in zip(part, got):
+            answers[text] = {"value": encode(value), "type": typename}
+    return answers
+
+
 def record_constants(spark, texts, settings) -> list:
     import sqlglot
-    from test_spark_semantics import fails, run_select
+    from test_spark_semantics import fails
 
     from planner.semantics.constants import from_sqlglot
     from planner.semantics.evaluate import evaluate
@@ -76,19 +98,7 @@ def record_constants(spark, texts, settings) -> list:
             claims.append(text)
         elif isinstance(out, Raises):
             answers[text] = "fails" if fails(spark, text) else "does not fail"
-    stack = [claims[i:i + 250] for i in range(0, len(claims), 250)]
-    while stack:
-        part = stack.pop()
-        try:
-            got = run_select(spark, part)
-        except Exception:  # noqa: BLE001 - halve until the failing expression shows
-            if len(part) == 1:
-                answers[part[0]] = "fails"
-            else:
-                stack += [part[:len(part) // 2], part[len(part) // 2:]]
-            continue
-        for text, (value, typename) in zip(part, got):
-            answers[text] = {"value": encode(value), "type": typename}
+    answers.update(spark_answers(spark, claims))
     return [[t, answers[t]] for t in texts if t in answers]
 
 
@@ -127,25 +137,12 @@ def record_cases(spark, settings, db) -> dict:
     claims one or not, and whether it did when they were recorded."""
     from semantics_cases import constant_outcome, predicate_verdicts, read_cases
     from spark_expressions import COLUMN_TYPES
-    from test_spark_semantics import _domain, run_select
+    from test_spark_semantics import _domain
 
     spark.conf.set("spark.sql.ansi.enabled", str(settings.ansi).lower())
     spark.conf.set("spark.sql.session.timeZone", settings.time_zone)
     constants, predicates = read_cases()
-    answers = {}
-    stack = [constants[i:i + 250] for i in range(0, len(constants), 250)]
-    while stack:
-        part = stack.pop()
-        try:
-            got = run_select(spark, part)
-        except Exception:  # noqa: BLE001 - halve until the failing expression shows
-            if len(part) == 1:
-                answers[part[0]] = "fails"
-            else:
-                stack += [part[:len(part) // 2], part[len(part) // 2:]]
-            continue
-        for text, (value, typename) in zip(part, got):
-            answers[text] = {"value": encode(value), "type": typename}
+    answers = spark_answers(spark, constants)
     table = spark.table(f"{db}.t").orderBy("k").toArrow().to_pylist()
     rows = [{c: _domain(r[c], COLUMN_TYPES[c]) for c in COLUMN_TYPES} for r in table]
     verdicts = {}
@@ -159,22 +156,11 @@ def record_cases(spark, settings, db) -> dict:
             "predicates": [[t, verdicts[t], predicate_verdicts(t, settings, rows) is not None] for t in predicates]}
 
 
-def _table(spark, db) -> None:
-    from spark_expressions import COLUMN_TYPES, column_rows
-
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
-    cols = ", ".join(f"{c} {t}" for c, t in COLUMN_TYPES.items())
-    spark.sql(f"DROP TABLE IF EXISTS {db}.t")
-    spark.sql(f"CREATE TABLE {db}.t (k INT, {cols}) STORED AS PARQUET")
-    values = ", ".join(f"({k}, " + ", ".join(r[c] for c in COLUMN_TYPES) + ")" for k, r in enumerate(column_rows()))
-    spark.sql(f"INSERT INTO {db}.t VALUES {values}")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Record everything; ``--cases``: only the hand-written cases, the random batch kept as it is."""
     import pyspark
     from spark_expressions import PredicateGenerator
-    from test_spark_semantics import SEED, SETTINGS, expressions, quiet_spark_errors
+    from test_spark_semantics import SEED, SETTINGS, expressions, quiet_spark_errors, semantics_table
 
     from hive_integration.spark.session import build_spark_session
 
@@ -189,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 gen = PredicateGenerator(SEED + 1)
                 preds = [gen.column_predicate() for _ in range(PREDICATES)]
             db = "semantics_record"
-            _table(spark, db)
+            semantics_table(spark, db)
             out = kept or {"pyspark": pyspark.__version__, "seed": SEED, "settings": []}
             if only_cases and out["pyspark"] != pyspark.__version__:
                 raise SystemExit(f"the batch was recorded on pyspark {out['pyspark']}: record all again")

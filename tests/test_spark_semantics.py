@@ -244,21 +244,28 @@ def bound(text: str, settings: Settings):
     return e, opaque
 
 
-def test_column_comparisons_agree_with_spark(spark):
-    """``column <op> constant`` on real columns of every type: where the planner says TRUE or
-    FALSE for a row, Spark says so too; where it says UNKNOWN (the row is in neither set), Spark
-    says NULL. This is the rule pruning rests on (CHAR padding, FLOAT vs DOUBLE, DECIMAL scales,
-    string coercion, NaN above every number, Spark's integer-vs-decimal-literal rewrite)."""
-    from spark_expressions import COLUMN_TYPES, PredicateGenerator, column_rows
+def semantics_table(spark, db: str) -> None:
+    """``db.t``: a key ``k`` and one column of each type of ``COLUMN_TYPES``, rows ``column_rows()``."""
+    from spark_expressions import COLUMN_TYPES, column_rows
 
-    quiet_spark_errors(spark)
-    db = "semantics_columns"
     spark.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
     cols = ", ".join(f"{c} {t}" for c, t in COLUMN_TYPES.items())
     spark.sql(f"DROP TABLE IF EXISTS {db}.t")
     spark.sql(f"CREATE TABLE {db}.t (k INT, {cols}) STORED AS PARQUET")
     values = ", ".join(f"({k}, " + ", ".join(r[c] for c in COLUMN_TYPES) + ")" for k, r in enumerate(column_rows()))
     spark.sql(f"INSERT INTO {db}.t VALUES {values}")
+
+
+def test_column_comparisons_agree_with_spark(spark):
+    """``column <op> constant`` on real columns of every type: where the planner says TRUE or
+    FALSE for a row, Spark says so too; where it says UNKNOWN (the row is in neither set), Spark
+    says NULL. This is the rule pruning rests on (CHAR padding, FLOAT vs DOUBLE, DECIMAL scales,
+    string coercion, NaN above every number, Spark's integer-vs-decimal-literal rewrite)."""
+    from spark_expressions import COLUMN_TYPES, PredicateGenerator
+
+    quiet_spark_errors(spark)
+    db = "semantics_columns"
+    semantics_table(spark, db)
     gen = PredicateGenerator(SEED + 1)
     texts = [gen.column_predicate() for _ in range(PREDICATES)]
     saved = {k: spark.conf.get(k) for k in ("spark.sql.ansi.enabled", "spark.sql.session.timeZone")}

@@ -175,23 +175,7 @@ class ValueSet:
         return ValueSet.of(self.kind, self.intervals + other.intervals, self.null or other.null)
 
     def intersect(self, other: "ValueSet") -> "ValueSet":
-        # Both interval lists are sorted and disjoint: one merge-like sweep, always stepping past
-        # the interval that ends first (a 10,000-value NOT IN meets another in linear time).
-        out: list[Interval] = []
-        a, b = self.intervals, other.intervals
-        i = j = 0
-        while i < len(a) and j < len(b):
-            x, y = a[i], b[j]
-            lo, lc = _max_lo(x, y)
-            hi, hc = _min_hi(x, y)
-            iv = Interval(lo, hi, lc, hc)
-            if not iv.is_empty():
-                out.append(iv)
-            if _ends_first(x, y):
-                i += 1
-            else:
-                j += 1
-        return ValueSet.of(self.kind, out, self.null and other.null)
+        return ValueSet.of(self.kind, list(_shared(self.intervals, other.intervals)), self.null and other.null)
 
     @classmethod
     def union_all(cls, kind: Kind, sets: Iterable["ValueSet"]) -> "ValueSet":
@@ -236,24 +220,10 @@ class ValueSet:
         return len(self.intervals) == 1 and self.intervals[0].lo is None and self.intervals[0].hi is None
 
     def overlaps(self, other: "ValueSet") -> bool:
-        """``not self.intersect(other).is_empty()``, without building the intersection: the same
-        sweep, stopping at the first interval the two share (pruning asks this once per partition)."""
-        if self.null and other.null:
-            return True
-        a, b = self.intervals, other.intervals
-        i = j = 0
-        while i < len(a) and j < len(b):
-            x, y = a[i], b[j]
-            lo, lc = _max_lo(x, y)
-            hi, hc = _min_hi(x, y)
-            iv = Interval(lo, hi, lc, hc)
-            if not iv.is_empty() and not _canonical(iv, self.kind).is_empty():
-                return True
-            if _ends_first(x, y):
-                i += 1
-            else:
-                j += 1
-        return False
+        """``not self.intersect(other).is_empty()``, without building the intersection: the sweep
+        stops at the first interval the two share (pruning asks this once per partition)."""
+        return (self.null and other.null) or any(not _canonical(iv, self.kind).is_empty()
+                                                 for iv in _shared(self.intervals, other.intervals))
 
     def contains(self, v: Value | None) -> bool:
         if v is None:
@@ -309,6 +279,24 @@ class ValueSet:
         kind = Kind(obj["kind"])
         ivs = [Interval(from_json(lo), from_json(hi), lc, hc) for lo, hi, lc, hc in obj["intervals"]]
         return cls.of(kind, ivs, obj["null"])
+
+
+def _shared(a: tuple[Interval, ...], b: tuple[Interval, ...]) -> Iterator[Interval]:
+    """The non-empty intersections of two sorted, disjoint interval lists, in order: one merge-like
+    sweep, always stepping past the interval that ends first (a 10,000-value NOT IN meets another
+    in linear time)."""
+    i = j = 0
+    while i < len(a) and j < len(b):
+        x, y = a[i], b[j]
+        lo, lc = _max_lo(x, y)
+        hi, hc = _min_hi(x, y)
+        iv = Interval(lo, hi, lc, hc)
+        if not iv.is_empty():
+            yield iv
+        if _ends_first(x, y):
+            i += 1
+        else:
+            j += 1
 
 
 def _ends_first(a: Interval, b: Interval) -> bool:
