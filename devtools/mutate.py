@@ -236,6 +236,9 @@ def recheck(name: str, children: int = 1) -> dict:
     equivalent = {k for k, (cls, _) in load_classified().items() if cls == "equivalent"}
     again = [k for k, m in last["mutants"].items() if m["status"] not in ("killed", "timeout") and k not in equivalent]
     _sync(work)
+    # mutmut maps tests to functions once and afterwards only for new tests: a function added or
+    # renamed since would have no tests ("no tests"). Map them all again.
+    (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     cfg = work / "setup.cfg"
     text = cfg.read_text()
     cfg.write_text(text[:text.index("\n[mutmut]")] + _mutmut_section(_current_targets()[name]))
