@@ -395,3 +395,35 @@ def test_at_one_lower_bound_the_closed_interval_starts_first_whatever_the_input_
 def test_overlaps_sweeps_both_lists_to_their_ends(a, b, shared):
     x, y = ValueSet.points(I, a), ValueSet.points(I, b)
     assert x.overlaps(y) == shared == (not x.intersect(y).is_empty())
+
+
+def _cmp(column: str, op: str, literal: str):
+    from planner.cnf.preimage import comparison
+    from planner.semantics.constants import from_sqlglot
+    from planner.semantics.settings import Settings
+    lit = from_sqlglot(sqlglot.parse_one("SELECT " + literal, read="spark").expressions[0])
+    s = comparison(parse_type(column), op, lit, Settings(True))
+    return str(s.true), str(s.false), s.exact
+
+
+LONG_MIN_HALF, ONE_PLUS = "-9223372036854775807.5", "1.0000000000000000000000000000000000001"
+
+
+@pytest.mark.parametrize("column,op,literal,true,false,exact", [
+    # inside the BIGINT range Spark compares an integral column through the literal's ceiling or
+    # floor (integralAndDecimalLiteral): far below a TINYINT or an INT, no value qualifies
+    ("int", "<", LONG_MIN_HALF, "NONE", "NOT NULL", True),
+    ("tinyint", "<=", LONG_MIN_HALF, "NONE", "NOT NULL", True),
+    ("int", ">=", LONG_MIN_HALF, "NOT NULL", "NONE", True),
+    ("int", ">", "9223372036854775806.5", "NONE", "NOT NULL", True),
+    ("int", "<", ONE_PLUS, "(-inf, 1]", "[2, +inf)", True),  # exactly: 1 < 1.0…01 is TRUE
+    # '=' is no such rule: compared widened, the literal rounds to 1 (1 = 1.0…01 is TRUE in Spark)
+    ("int", "=", ONE_PLUS, "{1}", "NOT IN {1}", True),
+    # 1.0…01BD may be that literal or a CAST, compared widened: both readings, marked inexact
+    ("int", "<", ONE_PLUS + "BD", "(-inf, 1]", "[1, +inf)", False),
+    ("int", ">=", ONE_PLUS + "BD", "[1, +inf)", "(-inf, 1]", False),
+    ("int", "<=", "0.9999999999999999999999999999999999999BD", "(-inf, 1]", "[1, +inf)", False),
+    ("int", "<", LONG_MIN_HALF + "BD", "NONE", "NOT NULL", True),  # both readings alike: exact
+])
+def test_an_integral_column_against_a_decimal_literal(column, op, literal, true, false, exact):
+    assert _cmp(column, op, literal) == (true, false, exact)
