@@ -175,7 +175,8 @@ def _analyse_predicate(predicate, types, budget, derived: dict[str, ColumnPair],
     for a in _inexact(bound):
         text = a.text or str(a)
         unused.append((text, "only approximated (LIKE pattern with inner wildcards)" if " LIKE " in text
-                       else "only approximated (its meaning differs between ANSI modes; a bound of both is used)"))
+                       else "only approximated (Spark may read it two ways, under ANSI on and off or as a literal and a "
+                       "CAST: a bound of both is used)"))
     groups = ColumnGroups(tuple(sorted(sets.items())), tuple(residual), groups.opaque, groups.weakened,
                           groups.unsatisfiable)
     return groups, tuple(sorted(set(unused)))

@@ -314,7 +314,7 @@ def _serves(index: AggregateIndex, q: AggregateQuery, scan: ScanAnalysis) -> boo
 
 def _served(model: CostModel, layout: Layout, index: AggregateIndex, scan: ScanAnalysis, i: int, hit, reader,
             blocks, files, sizes, keys, labels, scale, cell_bytes, regions) -> ServedScan | None:
-    covers = GridCovers(scan, index.dims, model.kinds)
+    covers = GridCovers(scan, index.dims)
     dims = {d.column: d for d in index.dims}
     n = len(layout.partitions)
     keep = np.ones(len(blocks), dtype=bool)  # blocks the boundary scan may read

@@ -32,7 +32,6 @@ from typing import Mapping, Sequence
 from planner.analysis.table_analysis import ScanAnalysis
 from planner.cnf.valueset import ValueSet
 from planner.model.aggregate_index import GridDim
-from planner.semantics.kinds import Kind
 
 Region = Mapping[str, ValueSet]
 
@@ -49,7 +48,7 @@ def exact(scan: ScanAnalysis) -> str:
     if g.weakened:
         return "the predicate's CNF exceeded its budget"
     if scan.unused:
-        return f"{scan.unused[0][0]} is only approximated ({scan.unused[0][1]})"
+        return f"{scan.unused[0][0]}: {scan.unused[0][1]}"
     return ""
 
 
@@ -111,10 +110,9 @@ class Cover:
 class GridCovers:
     """``cover(region)`` for one scan and one grid, memoised per (dimension, region's set)."""
 
-    def __init__(self, scan: ScanAnalysis, dims: Sequence[GridDim], kinds: Mapping[str, Kind]):
+    def __init__(self, scan: ScanAnalysis, dims: Sequence[GridDim]):
         self.scan = scan
         self.dims = {d.column: d for d in dims}
-        self.kinds = kinds
         self.why = exact(scan)
         self._memo: dict = {}
 

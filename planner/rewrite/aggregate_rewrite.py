@@ -319,7 +319,7 @@ def _plan(q: AggregateQuery, layout: Layout, ctx: IndexContext, columns: Mapping
         return "the predicate depends on the session time zone, which a saved rewrite does not know"
     regions = pruning_regions(layout)
     hits = hit_matrix([scan], regions, kinds)[0] if regions else []
-    covers = GridCovers(scan, spec.dims, kinds)
+    covers = GridCovers(scan, spec.dims)
     plan = _Plan(q, layout, ctx)
     by_signature: dict[tuple, list[int]] = {}
     signature_cover: dict[tuple, Cover] = {}
