@@ -19,7 +19,7 @@ from planner.emit.cells_sql import build_statements, bucket_expr, cells_columns,
 from planner.costmodel.timing import TimeParams
 from planner.model.aggregate_index import AggregateIndex, CellsState, GridDim, IndexedExpr
 from planner.model.layout import Layout, Ordering, Partition, with_generation
-from planner.pruning.strict import GridCovers, exact, strict_project
+from planner.pruning.strict import GridCovers, exact, runs, strict_project, strictly_matching
 from planner.rewrite.aggregate_rewrite import IndexContext, _overflow, explain_statement, rewrite_statement
 from planner.semantics.kinds import Kind
 from planner.semantics.types import parse_type
@@ -100,23 +100,99 @@ DIMS = (GridDim("l_discount", "decimal(15,2)", tuple(D(i) / 100 for i in range(0
 def test_a_decimal_bucket_holds_only_multiples_of_its_scale():
     d = DIMS[0]
     assert d.bucket_set(6).point_values() == (D("0.05"),)  # [0.05, 0.06) of a DECIMAL(15,2)
-    covers = GridCovers(_scan("l_discount BETWEEN 0.05 AND 0.07"), DIMS, {"l_discount": Kind.DECIMAL})
+    covers = GridCovers(_scan("l_discount BETWEEN 0.05 AND 0.07"), DIMS)
     c = covers.cover({})
     assert not c.none and c.boundary_free and c.dims[0].inside == (6, 7, 8)
 
 
 def test_grid_cover_inside_partial_and_null():
-    kinds = {"l_discount": Kind.DECIMAL, "l_shipdate": Kind.DATE, "l_quantity": Kind.DECIMAL}
-    c = GridCovers(_scan("l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1996-07-01'"), DIMS, kinds).cover({})
+    c = GridCovers(_scan("l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1996-07-01'"), DIMS).cover({})
     (d,) = c.dims
     assert d.inside == (2, 3) and d.partial == (4,)
-    c = GridCovers(_scan("l_shipdate < DATE '1994-01-01' OR l_shipdate IS NULL"), DIMS, kinds).cover({})
+    c = GridCovers(_scan("l_shipdate < DATE '1994-01-01' OR l_shipdate IS NULL"), DIMS).cover({})
     assert c.dims[0].inside == (0, 1, None) and not c.dims[0].partial
     region = {"l_quantity": ValueSet.range(Kind.DECIMAL, D(1), D(10))}
-    assert GridCovers(_scan("l_quantity < 24"), DIMS, kinds).cover(region).whole  # the partition lies inside
-    got = GridCovers(_scan("l_quantity < 5"), DIMS, kinds).cover(region)
+    assert GridCovers(_scan("l_quantity < 24"), DIMS).cover(region).whole  # the partition lies inside
+    got = GridCovers(_scan("l_quantity < 5"), DIMS).cover(region)
     assert got.none and "not a dimension" in got.reason
 
+
+
+@pytest.mark.parametrize("where, why", [
+    ("x < l_orderkey", "the predicate has a clause over several columns"),
+    ("upper(l_returnflag) = 'A'", "the predicate holds something the planner cannot read exactly"),
+    ("l_returnflag LIKE 'a%b'", "l_returnflag LIKE 'a%b': only approximated (LIKE pattern with inner wildcards)"),
+    ("l_quantity < 1 AND l_quantity > 2", ""),  # never TRUE: exact, and no cell is inside it either
+])
+def test_why_a_predicate_is_not_exact_is_shown_as_explain_shows_it(where, why):
+    scan = _scan(where)
+    assert exact(scan) == why
+    cover = GridCovers(scan, DIMS).cover({})
+    assert cover.none and cover.reason == (why or "the predicate is never TRUE")
+    assert strictly_matching(scan, [(0, {})]) == ()
+
+
+def test_a_weakened_cnf_is_not_exact():
+    types = {c: parse_type(t) for c, t in COLS.items()}
+    where = "(l_quantity < 1 AND x < 1) OR (l_quantity > 5 AND x > 2) OR (l_quantity = 3 AND x = 0.5)"
+    groups, unused = _analyse_predicate(to_ir(sqlglot.parse_one(where, read="spark"), lambda c: c.name.lower(),
+                                              "spark"), types, 2, {})
+    assert groups.weakened and exact(ScanAnalysis(0, "t", groups, unused)) == "the predicate's CNF exceeded its budget"
+
+
+DATES = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1996-07-01'"  # buckets 2, 3 inside, 4 partial
+
+
+def _days(lo: str, hi: str, null: bool = False) -> ValueSet:
+    vs = ValueSet.range(Kind.DATE, dt.date.fromisoformat(lo), dt.date.fromisoformat(hi))
+    return vs.union(ValueSet.only_null(Kind.DATE)) if null else vs
+
+
+@pytest.mark.parametrize("where, region, whole, inside, partial", [
+    # the partition's own dates lie in bucket 2, inside: the partition is answered whole
+    (DATES, _days("1994-03-01", "1994-06-01"), True, (), ()),
+    # buckets 0 and 1 hold none of the partition's dates: skipped, not counted, and not the end
+    (DATES, _days("1994-01-01", "1996-12-31"), False, (2, 3), (4,)),
+    # only bucket 4 is present, and it is partial
+    (DATES, _days("1996-01-01", "1996-12-31"), False, (), None),
+    # NULLs: the NULL bucket is inside, and with bucket 2 it is all the partition holds
+    (DATES.replace("AND", "OR l_shipdate IS NULL) AND (l_shipdate IS NULL OR").join("()"),
+     _days("1994-03-01", "1994-06-01", null=True), True, (), ()),
+])
+def test_grid_cover_counts_only_the_buckets_a_partition_holds(where, region, whole, inside, partial):
+    covers = GridCovers(_scan(where), DIMS)
+    for _ in range(2):  # the second answer comes from the memo
+        c = covers.cover({"l_shipdate": region})
+        if partial is None:
+            assert c.none and "inside single buckets" in c.reason
+            continue
+        assert not c.none and c.whole == whole
+        assert [(d.inside, d.partial) for d in c.dims] == ([] if whole else [(inside, partial)])
+
+
+def test_grid_cover_of_a_partition_without_a_matching_row():
+    c = GridCovers(_scan("l_shipdate >= DATE '1995-01-01'"), DIMS).cover({"l_shipdate": _days("1993-01-01", "1993-06-01")})
+    assert c.none and not c.whole and c.reason == "the partition holds no matching row"
+    region = {"l_quantity": ValueSet.range(Kind.DECIMAL, D(1), D(10))}
+    c = GridCovers(_scan("l_quantity > 50"), DIMS).cover(region)
+    assert c.none and not c.whole and c.reason == "the partition holds no matching row"
+    c = GridCovers(_scan("l_quantity < 5"), DIMS).cover(region)
+    assert c.reason == "l_quantity is not a dimension of the grid, and the partition holds values of it the predicate rejects"
+    c = GridCovers(_scan("l_shipdate = DATE '1994-03-01'"), DIMS).cover({})
+    assert c.none and c.reason == ("the predicate on l_shipdate lies inside single buckets of the grid: no cell lies "
+                                   "wholly inside it")
+
+
+def test_one_grid_covers_many_partitions():
+    covers = GridCovers(_scan(DATES), DIMS)
+    assert covers.cover({"l_shipdate": _days("1994-03-01", "1994-06-01")}).whole
+    assert not covers.cover({"l_shipdate": _days("1994-01-01", "1996-12-31")}).whole  # not the first one's count
+
+
+def test_buckets_read_as_runs():
+    assert runs([3, 1, 2, 5, None, 7, 8]) == ([(1, 3), (5, 5), (7, 8)], True)
+    assert runs([0, 2, 4]) == ([(0, 0), (2, 2), (4, 4)], False)
+    assert runs([]) == ([], False)
 
 def _eval(e: exp.Expression, value):
     """The bucket CASE evaluated in Python (its comparisons are ``<`` with literals)."""

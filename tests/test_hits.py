@@ -99,11 +99,13 @@ def test_many_sets_against_many_go_by_the_pieces():
 
 
 def test_the_pieces_keep_runs_one_gap_apart_apart():
-    # {1, 3, 5} holds the pieces {1}, {3}, {5}: three runs, one piece apart, and no gap between them
+    # the pieces are (-inf, 1) {1} (1, 3) {3} (3, 5) {5} (5, +inf): {1, 3, 5} is three runs one
+    # piece apart, and the open gaps between them are no part of it
     D = Kind.DECIMAL
     points = ValueSet.points(D, [1, 3, 5])
-    gaps = [ValueSet.of(D, [Interval(1, 3)]), ValueSet.of(D, [Interval(3, 5)]), ValueSet.points(D, [2, 4])]
-    assert _overlap_by_pieces(D, gaps, [points]).tolist() == [[False], [False], [False]]
+    gaps = [ValueSet.of(D, [Interval(1, 3)]), ValueSet.of(D, [Interval(3, 5)])]
+    assert _overlap_by_pieces(D, gaps, [points]).tolist() == [[False], [False]]
+    assert _overlap_by_pieces(D, [ValueSet.points(D, [2, 4])], [points]).tolist() == [[False]]
     assert _overlap_by_pieces(D, [ValueSet.of(D, [Interval(4, 6)])], [points]).tolist() == [[True]]
 
 
