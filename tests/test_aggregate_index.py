@@ -186,7 +186,10 @@ def test_grid_cover_of_a_partition_without_a_matching_row():
 def test_one_grid_covers_many_partitions():
     covers = GridCovers(_scan(DATES), DIMS)
     assert covers.cover({"l_shipdate": _days("1994-03-01", "1994-06-01")}).whole
-    assert not covers.cover({"l_shipdate": _days("1994-01-01", "1996-12-31")}).whole  # not the first one's count
+    assert not covers.cover({"l_shipdate": _days("1994-01-01", "1996-12-31")}).whole
+    # buckets 2 and 3 inside, and bucket 1 (1993) holds rows that do not match: not the first one's count
+    c = covers.cover({"l_shipdate": _days("1993-06-01", "1995-12-31")})
+    assert not c.whole and [(d.inside, d.partial) for d in c.dims] == [((2, 3), ())]
 
 
 def test_buckets_read_as_runs():
