@@ -50,6 +50,15 @@ class JoinRange:
     type: str  # Spark type of the end column
     partitions: tuple[tuple[int, ValueSet], ...]
 
+    @functools.cached_property
+    def by_set(self) -> tuple[tuple[ValueSet, frozenset[int]], ...]:
+        """The partition ids grouped by their recorded set: a query tests each distinct set once
+        (a region's or a nation's keys are often the same in every partition)."""
+        groups: dict[ValueSet, set[int]] = {}
+        for pid, vs in self.partitions:
+            groups.setdefault(vs, set()).add(pid)
+        return tuple((vs, frozenset(ids)) for vs, ids in groups.items())
+
     def to_json(self) -> dict:
         return {"column": self.column.to_json(), "type": self.type,
                 "partitions": {str(p): vs.to_json() for p, vs in self.partitions}}
@@ -196,8 +205,8 @@ def join_pruning(induced: Sequence[InducedPredicate], ranges: JoinRanges | None,
             want = groups.column_sets.get(r.column.column)
             if want is None or want.is_everything():
                 continue
-            by_id = dict(r.partitions)
-            mine = {pid for pid in ids if pid not in by_id or by_id[pid].overlaps(want)}
+            recorded_ids = {pid for pid, _ in r.partitions}
+            mine = (ids - recorded_ids) | {pid for vs, pids in r.by_set if vs.overlaps(want) for pid in pids & ids}
             keep = mine if keep is None else keep & mine
             used.append(f"{r.column.describe()} IN {want}")
     if keep is not None:
