@@ -80,6 +80,23 @@ def test_a_double_is_cast_to_decimal_only_when_every_java_reading_rounds_alike()
     assert ev("CAST(0.7030407620656315D AS DECIMAL(16,10))").value == Decimal("0.7030407621")
 
 
+def test_a_decimal_literal_that_may_be_a_cast_is_claimed_only_where_both_readings_agree():
+    # sqlglot reads 1.5BD and CAST('1.5' AS DECIMAL(2,1)) alike; Spark folds a comparison of an
+    # integral value with a decimal *literal* past BIGINT to a constant (TRUE even on NULL), and
+    # compares it through its floor or ceiling, but compares a CAST widened
+    folded = ev("CAST(NULL AS INT) <= 12345678901234567890.5BD")
+    assert folded == Unmodelled("12345678901234567890.5: a DECIMAL literal or a cast? (Spark folds <= to TRUE "
+                                "only for a literal)")
+    assert isinstance(ev("CAST('' AS INT) <= 12345678901234567890.5BD", OFF), Unmodelled)  # NULL, not static
+    assert ev("1 <= 12345678901234567890.5BD").value is True  # TRUE either way
+    # (0 + 1) is an INT, widened with DECIMAL(38,37) to DECIMAL(38,28), where the CAST rounds to 1:
+    # TRUE as a literal, FALSE as a CAST (a bare 1 is a DECIMAL(1,0) literal, and nothing rounds)
+    rounded = ev("(0 + 1) < 1.0000000000000000000000000000000000001BD")
+    assert rounded == Unmodelled("1.0000000000000000000000000000000000001: a DECIMAL literal or a cast? "
+                                 "(they compare differently)")
+    assert ev("1 < 1.5BD").value is True
+
+
 def test_float_is_binary32_correctly_rounded():
     assert ev("CAST(0.1 AS FLOAT)").value == 0.10000000149011612
     assert exact_to_float32(16777217) == 16777216.0 and to_float32(1e39) == float("inf")
