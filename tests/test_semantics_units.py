@@ -95,6 +95,8 @@ def test_a_decimal_literal_that_may_be_a_cast_is_claimed_only_where_both_reading
     assert rounded == Unmodelled("1.0000000000000000000000000000000000001: a DECIMAL literal or a cast? "
                                  "(they compare differently)")
     assert ev("1 < 1.5BD").value is True
+    # -1.0…01BD is one literal too, and may as well be -CAST(…)
+    assert isinstance(ev("(0 - 1) > -1.0000000000000000000000000000000000001BD"), Unmodelled)
 
 
 def test_float_is_binary32_correctly_rounded():

@@ -253,7 +253,7 @@ def _convert(node: exp.Expression) -> Const | None:
             return _suffix_literal(-int(Decimal(str(inner.this.this))), spark_type(inner.to))  # -128Y
         lit = _decimal_suffix_literal(inner) if isinstance(inner, exp.TryCast) else None
         if lit is not None:  # -1.5BD is one literal too; -CAST('1.5' AS DECIMAL(2,1)) has its value and type
-            return Lit(-lit.value, lit.type, from_cast=True)
+            return Lit(lit.value.copy_negate(), lit.type, from_cast=True)  # exact: - rounds to 28 digits
         arg = _convert(inner)
         return Neg(arg) if arg is not None else None
     if isinstance(node, (exp.Cast, exp.TryCast)):
