@@ -271,7 +271,7 @@ def _from_string(s: str, to: SparkType, settings: Settings, ansi: bool) -> Outco
             return bad()
         wall, offset = r
         if to.name == "timestamp_ntz":
-            return Typed(wall, to) if offset is None else Unmodelled(f"'{s}' as {to}")
+            return Typed(wall, to)  # an offset in the text is ignored ('… 10:00:00+01:00' is 10:00:00)
         if offset is not None:
             return Typed(wall - offset, to)
         return _wall_to_instant(wall, settings)
@@ -293,8 +293,8 @@ def _from_date(d: dt.date, to: SparkType, settings: Settings) -> Outcome:
         return Typed(start_of_day(d, tz), to)
     if to.name == "timestamp_ntz":
         return Typed(dt.datetime(d.year, d.month, d.day), to)
-    if to.is_string and d.year >= 1000:
-        return Typed(d.isoformat(), to)
+    if to.is_string:
+        return Typed(d.isoformat(), to)  # four digits of year, as Spark prints 0999-01-01
     return Unmodelled(f"cast from date to {to}")
 
 

@@ -165,8 +165,8 @@ def read_timestamp(text: str):
     s = _trim_all(text)
     m = _TS_RE.match(s)
     if m is None:
-        if re.match(r"^T?\d{1,2}:|^T\d{1,2}$", s) or (re.search(r"[A-Za-z]{2,}", s) and re.search(r"\d{1,2}:\d{1,2}", s)):
-            return UNSURE  # a time without a date (Spark takes today's), or a named time zone
+        if re.match(r"^T?\d{1,2}:|^T\d{1,2}$", s):
+            return UNSURE  # a time without a date: Spark takes today's
         return INVALID
     day = _make_date(m["sign"], m["y"], m["m"], m["d"])
     if day is INVALID or day is UNSURE:
@@ -175,9 +175,7 @@ def read_timestamp(text: str):
     if m["H"] is None:
         # '2020-01-05' (or just '2020'): midnight; '2020-01-05T…' without a time: not modelled.
         return (dt.datetime(day.year, day.month, day.day), None) if m["sep"] is None else UNSURE
-    frac = (m["f"] or "")
-    if m["f"] is not None and frac == "":
-        return UNSURE
+    frac = m["f"] or ""  # '10:00:00.' and '10:00:00.Z': no digits after the dot are 0 (recorded)
     try:
         wall = dt.datetime(day.year, day.month, day.day, int(m["H"]), int(m["M"]), int(m["S"] or 0),
                            int(frac[:6].ljust(6, "0")))
