@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import sqlglot
@@ -473,3 +474,41 @@ def test_the_largest_value_of_a_narrow_column_is_a_bucket_of_its_own():
     assert dim.bounds[-1] == D("0.11")
     assert dim.bucket_set(dim.bucket_of(D("0.10"))) == ValueSet.range(dim.kind, D("0.10"), D("0.10"), True, True)
     assert dim.bucket_of(D("0.12")) == dim.buckets - 1  # a value the sample never saw: the last bucket
+
+
+# ---- the rewritten SQL, golden ------------------------------------------------------------------
+GOLDEN = Path(__file__).resolve().parent / "golden" / "aggregate_rewrite.txt"
+GOLDEN_QUERIES = (
+    Q6,
+    "SELECT l_returnflag, count(*), count(l_quantity) AS n, sum(l_quantity), avg(l_quantity) AS a, "
+    "min(l_quantity), max(l_quantity) FROM tpch.lineitem WHERE l_shipdate >= DATE '1994-01-01' "
+    "AND l_shipdate < DATE '1996-01-01' GROUP BY l_returnflag",
+    "SELECT count(*) FROM tpch.lineitem WHERE l_discount BETWEEN 0.02 AND 0.09",
+    "SELECT sum(l_extendedprice * l_discount) FROM tpch.lineitem WHERE l_quantity >= 25",
+    "SELECT avg(l_quantity) AS a, sum(l_quantity) FROM tpch.lineitem WHERE l_shipdate < DATE '1994-01-01' "
+    "OR l_shipdate IS NULL",
+    "SELECT l_returnflag, sum(l_quantity) AS s FROM tpch.lineitem WHERE l_discount >= 0.03 GROUP BY l_returnflag "
+    "HAVING sum(l_quantity) > 10 ORDER BY s DESC LIMIT 3",
+    "SELECT count(*) FROM tpch.lineitem WHERE l_discount = 0.05",
+    "SELECT sum(l_orderkey) FROM tpch.lineitem WHERE l_discount >= 0.05",
+    "SELECT max(l_quantity) FROM tpch.lineitem",
+)
+
+
+def aggregate_golden() -> str:
+    """The text of ``tests/golden/aggregate_rewrite.txt``: each query's rewrite over the test layout
+    with its aggregate index, and what explain says of the index."""
+    layout = _layout()
+    out = []
+    for q in GOLDEN_QUERIES:
+        text, _, ex = rewrite_statement(q, {TABLE: layout}, dialect="spark", schema={TABLE: COLS},
+                                        indexes=_ctx(layout))
+        out += ["-- " + q, sqlglot.parse_one(text, read="spark").sql("spark", pretty=True) + ";"]
+        out += ["-- explain: " + line for line in (ex.lines() if ex is not None else ["(no index applies)"])]
+        out.append("")
+    return "\n".join(out)
+
+
+def test_rewritten_aggregates_match_the_golden_file():
+    assert GOLDEN.read_text(encoding="utf-8") == aggregate_golden(), \
+        "the aggregate rewrite changed: ./dev golden, then read git diff tests/golden/"

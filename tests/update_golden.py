@@ -16,12 +16,14 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent)]  # the test modules import each o
 
 
 def main() -> int:
+    import test_aggregate_index
     import test_emit
     import test_golden_cnf
     import test_joins
 
     written: dict[Path, str] = {g.path: test_golden_cnf.regenerated(g) for g in test_golden_cnf.GOLDENS}
     written[test_joins.GOLDEN] = test_joins.tpch_golden()
+    written[test_aggregate_index.GOLDEN] = test_aggregate_index.aggregate_golden()
     for dialect in test_emit.DIALECTS:
         written.update({test_emit.GOLDEN / name: text for name, text in test_emit.emitted(dialect).items()})
     for path, text in written.items():
