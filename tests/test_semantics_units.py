@@ -99,6 +99,16 @@ def test_a_decimal_literal_that_may_be_a_cast_is_claimed_only_where_both_reading
     assert isinstance(ev("(0 - 1) > -1.0000000000000000000000000000000000001BD"), Unmodelled)
 
 
+def test_casts_in_a_fixed_offset_zone_are_claimed_outside_the_trusted_years():
+    # a fixed offset has no transitions: java.time answers every year alike (the cases run only
+    # under region zones, trusted in 1900-2100)
+    utc, plus8 = Settings(True, "UTC"), Settings(False, "+08:00")
+    assert ev("CAST(DATE '1800-01-01' AS TIMESTAMP)", utc) == Typed(T(1800, 1, 1), parse_type("timestamp"))
+    assert ev("CAST(DATE '2500-06-30' AS TIMESTAMP)", plus8).value == T(2500, 6, 29, 16)
+    assert ev("CAST(TIMESTAMP '1800-01-01 00:00:00' AS DATE)", plus8) == Typed(dt.date(1800, 1, 1), parse_type("date"))
+    assert ev("CAST(TIMESTAMP_NTZ '1800-01-01 00:00:00' AS TIMESTAMP)", plus8).value == T(1799, 12, 31, 16)
+
+
 def test_float_is_binary32_correctly_rounded():
     assert ev("CAST(0.1 AS FLOAT)").value == 0.10000000149011612
     assert exact_to_float32(16777217) == 16777216.0 and to_float32(1e39) == float("inf")
