@@ -59,6 +59,11 @@ class JoinRange:
             groups.setdefault(vs, set()).add(pid)
         return tuple((vs, frozenset(ids)) for vs, ids in groups.items())
 
+    @functools.cached_property
+    def recorded_ids(self) -> frozenset[int]:
+        """The partitions that have a recorded set (a partition without one may hold anything)."""
+        return frozenset(pid for pid, _ in self.partitions)
+
     def to_json(self) -> dict:
         return {"column": self.column.to_json(), "type": self.type,
                 "partitions": {str(p): vs.to_json() for p, vs in self.partitions}}
@@ -205,8 +210,7 @@ def join_pruning(induced: Sequence[InducedPredicate], ranges: JoinRanges | None,
             want = groups.column_sets.get(r.column.column)
             if want is None or want.is_everything():
                 continue
-            recorded_ids = {pid for pid, _ in r.partitions}
-            mine = (ids - recorded_ids) | {pid for vs, pids in r.by_set if vs.overlaps(want) for pid in pids & ids}
+            mine = (ids - r.recorded_ids) | {pid for vs, pids in r.by_set if vs.overlaps(want) for pid in pids & ids}
             keep = mine if keep is None else keep & mine
             used.append(f"{r.column.describe()} IN {want}")
     if keep is not None:
