@@ -74,7 +74,7 @@ def probe_sql(probe: Probe, table: str, layout: Layout | None, columns: Mapping[
     sql = probe.sql(table)
     if layout is None:
         return sql, 0
-    sql, notes = rewrite_query(sql, {table: layout}, dialect="spark", schema={table: dict(columns)})
+    sql, notes = rewrite_query(sql, {table: layout}, dialect="spark", schema={table: dict(columns)}, prune=True)
     return sql, (len(notes[0].partitions_read) if notes and notes[0].rewritten else 0)
 
 

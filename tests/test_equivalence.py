@@ -37,6 +37,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from rewrite_entry import rewrite_query
 from sqlglot import exp
 
 import planner
@@ -53,7 +54,6 @@ from planner.costmodel.cost import CostParams
 from planner.costmodel.sample import SampleFrame
 from planner.emit import apply_statements, create_table_sql, region_contains
 from planner.model.layout import CATCH_ALL, Layout, with_generation
-from planner.rewrite.query_rewrite import rewrite_query
 from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
 from planner.workload import Schema, parse_workload

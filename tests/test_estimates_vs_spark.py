@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from rewrite_entry import rewrite_query
 from sqlglot import exp
 from time_params import SLOW_SCANS
 
@@ -27,7 +28,6 @@ from hive_integration.spark.statistics_pass import (
 from planner.advice.ranking import advise
 from planner.analysis.table_analysis import analyze_table
 from planner.costmodel.cost import CostModel, CostParams
-from planner.rewrite.query_rewrite import rewrite_query
 from planner.workload import Schema, read_workload
 
 ROOT = Path(__file__).resolve().parent.parent

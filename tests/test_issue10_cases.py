@@ -22,6 +22,7 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from rewrite_entry import explain_query, rewrite_query
 
 import planner
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
@@ -33,7 +34,6 @@ from planner.cli.apply import ddl_columns
 from planner.costmodel.cost import CostParams
 from planner.emit.advice_folder import write_advice_folder
 from planner.model.layout import Layout
-from planner.rewrite.query_rewrite import explain_query, rewrite_query
 from planner.workload import Schema, parse_workload
 from time_params import ROWS_AS_SECONDS
 

@@ -11,6 +11,7 @@ import datetime as dt
 from dataclasses import replace
 
 import pytest
+from rewrite_entry import explain_query
 from test_pruning_fixtures import JOIN_RANGES, ODATE, SCHEMA
 from test_rewrite import layout as pairs_layout
 
@@ -29,7 +30,7 @@ from planner.pruning.join_pruning import (
     tables_of,
     with_join_columns,
 )
-from planner.rewrite.query_rewrite import JoinContext, explain_query
+from planner.rewrite.query_rewrite import JoinContext
 from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
 

@@ -12,13 +12,14 @@ import random
 from pathlib import Path
 
 import sqlglot
+from rewrite_entry import explain_query, rewrite_query
 
 from devtools.workload_gen.tpch import golden_query
 from planner.cnf.valueset import ValueSet
 from planner.model.join_paths import Hop, JoinColumn, JoinPath
 from planner.model.layout import Layout, Partition
 from planner.pruning.join_pruning import JoinRange, JoinRanges
-from planner.rewrite.query_rewrite import JoinContext, explain_query, rewrite_query
+from planner.rewrite.query_rewrite import JoinContext
 from planner.semantics.kinds import Kind
 from planner.workload.joins import induced_scans
 from planner.workload.scans import schema_from_ddl

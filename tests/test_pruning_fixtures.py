@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import sqlglot
+from rewrite_entry import explain_query, rewrite_query
 from sqlglot import exp
 from test_emit import (
     evaluate,  # tests/ is on sys.path (pytest's rootdir-relative import)
@@ -28,7 +29,7 @@ from planner.emit.conditions import region_contains
 from planner.model.join_paths import Hop, JoinColumn, JoinPath
 from planner.model.layout import CATCH_ALL
 from planner.pruning.join_pruning import JoinRange, JoinRanges
-from planner.rewrite.query_rewrite import JoinContext, explain_query, rewrite_query
+from planner.rewrite.query_rewrite import JoinContext
 from planner.semantics.kinds import Kind
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pruning.sql"

@@ -7,6 +7,7 @@ from dataclasses import replace
 from urllib.parse import unquote, urlparse
 
 import pytest
+from rewrite_entry import rewrite_query
 
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
 from hive_integration.apply.relayout import SimulatedCrash, relayout
@@ -17,7 +18,6 @@ from planner.analysis.table_analysis import analyze_table
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.cost import CostModel, CostParams
 from planner.model.layout import Layout, Ordering, Partition, with_generation
-from planner.rewrite.query_rewrite import rewrite_query
 from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 

@@ -12,6 +12,7 @@ from decimal import Decimal
 import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rewrite_entry import explain_query, rewrite_query
 from sizes import examples
 from sqlglot import exp
 from test_emit import (
@@ -23,7 +24,6 @@ from planner.cnf.ir import ColumnPair
 from planner.cnf.valueset import Interval, ValueSet
 from planner.emit import apply_statements, create_table_sql, region_contains
 from planner.model.layout import CATCH_ALL, Layout, Ordering, Partition
-from planner.rewrite.query_rewrite import explain_query, rewrite_query
 from planner.semantics.kinds import Kind
 
 D = dt.date

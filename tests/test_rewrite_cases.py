@@ -8,11 +8,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from rewrite_entry import explain_query, rewrite_query
 from test_rewrite import COLS, SCHEMA, layout, read_sets
 
 from planner.cnf.valueset import ValueSet
 from planner.errors import InputError
-from planner.rewrite.query_rewrite import explain_query, rewrite_query, tables_read
+from planner.rewrite.query_rewrite import tables_read
 
 LAYOUTS = {"db.t": layout()}
 
@@ -93,13 +94,39 @@ def test_explain_reports_partitions_every_row_of_which_matches():
     (e,) = explain_query("SELECT * FROM db.t WHERE d < DATE '1990-01-01' AND d > DATE '1999-01-01'", LAYOUTS,
                          dialect="spark", schema=SCHEMA)
     assert e.partitions_read == (0,) and e.partitions_matching == ()
-    assert e.predicates_used[-1] == "(the predicate is never TRUE)"
+    assert e.predicates_used == ("(the predicate is never TRUE)",)
 
 
 def test_explain_takes_column_types_from_statistics_when_no_schema_is_given():
     stats = {"db.t": SimpleNamespace(schema={"ID": "bigint", "D": "date", "S": "string"})}
     (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", LAYOUTS, stats, dialect="spark")
     assert e.partitions_read == (0, 1) and e.predicates_used == ("d IN (-inf, DATE '1994-05-31']",)
+    # the layout recorded no types, only its values' kinds: a column that is no longer a date refuses it
+    stats = {"db.t": SimpleNamespace(schema={"ID": "bigint", "D": "timestamp", "S": "string"})}
+    (e,) = explain_query("SELECT * FROM db.t WHERE d < '1994-06-01'", LAYOUTS, stats, dialect="spark")
+    assert e.partitions_read == tuple(range(6))
+    assert e.predicates_not_used == (("(every predicate)", "column d is now timestamp, the layout was made for a "
+                                                           "date column"),)
+
+
+def test_explain_prints_what_it_cannot_use_in_the_callers_dialect():
+    sql = "SELECT * FROM db.t WHERE s RLIKE 'a.*' AND CAST(s AS STRING) || 'x' = 'ax' AND d < DATE '1994-01-01'"
+    (e,) = explain_query(sql, LAYOUTS, dialect="spark", schema=SCHEMA)
+    assert e.partitions_read == (0, 1)
+    assert e.predicates_not_used == (("CAST(s AS STRING) || 'x' = 'ax'", "expression over columns"),
+                                     ("s RLIKE 'a.*'", "expression over columns"))
+
+
+def test_the_query_is_read_in_the_callers_dialect():
+    # Spark's dateadd(unit, n, date); in Hive's dialect `day` is a column, which db.t does not have
+    sql = "SELECT * FROM db.t WHERE d < dateadd(day, 1, '1994-01-01')"
+    _, (note,) = rw(sql)
+    (e,) = explain_query(sql, LAYOUTS, dialect="spark", schema=SCHEMA)
+    assert note.partitions_read == e.partitions_read
+    with pytest.raises(InputError, match="has no column day"):
+        rw(sql, dialect="hive")
+    with pytest.raises(InputError, match="has no column day"):
+        explain_query(sql, LAYOUTS, dialect="hive", schema=SCHEMA)
 
 
 def test_tables_read_in_order_once_each():
@@ -222,6 +249,19 @@ def test_a_saved_rewrite_reads_timestamps_in_the_layouts_zone():
     sql = "SELECT * FROM db.z WHERE ts < TIMESTAMP '2020-01-01 00:00:00'"
     _, (note,) = rewrite_query(sql, {"db.z": lay}, dialect="spark", schema={"db.z": {"ts": "timestamp"}})
     assert note.partitions_read == (0, 2) and note.guard == "time zone Asia/Tokyo"
+    # a query that reads every partition relies on no zone
+    sql = "SELECT * FROM db.z WHERE ts < TIMESTAMP '2030-01-01 00:00:00'"
+    _, (note,) = rewrite_query(sql, {"db.z": lay}, dialect="spark", schema={"db.z": {"ts": "timestamp"}})
+    assert note.partitions_read == (0, 1, 2) and note.guard == ""
+
+
+def test_a_layout_without_partitions_reads_the_table_whole():
+    from planner.model.layout import Layout, Ordering
+
+    lay = Layout("db.t", "test", (), Ordering("sort", ("d",)))
+    sql = "SELECT * FROM db.t WHERE d < DATE '1994-01-01'"
+    _, (note,) = rw(sql, layouts={"db.t": lay})
+    assert note.partitions_read == (0,) and note.partitions_total == 1
 
 
 def test_a_table_without_a_layout_does_not_stop_the_next_scan():

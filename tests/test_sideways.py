@@ -12,6 +12,7 @@ import datetime as dt
 import numpy as np
 import pyarrow as pa
 import sqlglot
+from rewrite_entry import explain_query
 from sqlglot import exp
 
 from planner.advice.relayout_plan import RelayoutPlan
@@ -26,7 +27,6 @@ from planner.emit.apply_sql import JOINED_PREFIX, apply_statements
 from planner.emit.relayout_sql import recut_insert
 from planner.model.join_paths import Hop, JoinColumn, JoinPath
 from planner.model.layout import Layout, Partition, generation_of, with_generation
-from planner.rewrite.query_rewrite import explain_query
 from planner.semantics.kinds import Kind
 from planner.workload import parse_workload
 from planner.workload.scans import Schema

@@ -68,7 +68,7 @@ def recut_insert(plan: RelayoutPlan, columns: Mapping[str, str], source: str | e
 
 def _read_tables(select: exp.Select) -> list[exp.Table]:
     """The tables ``select``'s own FROM names (not those of nested subqueries)."""
-    source = next((v for k, v in select.args.items() if k in ("from", "from_") and v is not None), None)
+    source = select.args.get("from_")
     return [source.this] if source is not None and isinstance(source.this, exp.Table) else []
 
 

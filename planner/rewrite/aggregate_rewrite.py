@@ -101,12 +101,20 @@ from planner.rewrite.query_rewrite import (
     _schema,
     explain_query,
     pruning_regions,
+    pruning_wanted,
     rewrite_query,
     scan_analysis,
 )
 from planner.semantics.settings import Settings
 from planner.semantics.types import SparkType, parse_type
-from planner.workload.aggregates import AggregateQuery, aggregate_calls, aggregate_query, expression_type, result_type
+from planner.workload.aggregates import (
+    AggregateQuery,
+    aggregate_call,
+    aggregate_calls,
+    aggregate_query,
+    expression_type,
+    result_type,
+)
 
 MAX_GROUPS = 8  # partition groups with an interior box of their own; more are scanned whole
 LONG_LIMIT = 2 ** 62  # a BIGINT sum must stay below this (half of 2^63: the bound is a float)
@@ -180,20 +188,17 @@ def rewrite_statement(sql: str, layouts: Mapping[str, Layout], *, dialect: str =
     index where one can answer it exactly. ``indexes``: table -> ``IndexContext``; ``names``: the
     output column names of a query as Spark gives them (when a Spark session is at hand), for
     select items without an alias whose name the planner does not derive itself."""
-    if prune is None:
-        prune = "${" not in sql
+    prune = pruning_wanted(sql, prune)
+    explanation = None
     if prune and indexes:
         got = _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names)
         if got is not None:
             text, explanation = got
             if text is not None:
                 return text, [], explanation
-            plain, notes = rewrite_query(sql, layouts, dialect=dialect, schema=schema, current_db=current_db,
-                                         prune=prune, settings=settings, joins=joins)
-            return plain, notes, explanation
     plain, notes = rewrite_query(sql, layouts, dialect=dialect, schema=schema, current_db=current_db, prune=prune,
                                  settings=settings, joins=joins)
-    return plain, notes, None
+    return plain, notes, explanation
 
 
 def explain_statement(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialect: str = "hive", schema=None,
@@ -220,7 +225,7 @@ def _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - never a wrong answer, and never a query broken by the index
-        table = next(iter(indexes), "")
+        table = next(iter(indexes))  # the callers pass at least one index
         return None, AggregateExplanation(table, False, f"the aggregate rewrite failed ({type(e).__name__}: {e}); "
                                                         "the query scans")
 
@@ -241,11 +246,11 @@ def _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, nam
     if layout is None or ctx is None:
         return None
     columns = sch.columns(q.table) or {}
-    plan = _plan(q, layout, ctx, columns, settings, sql)
+    plan = _plan(q, layout, ctx, columns, settings)
     if isinstance(plan, str):
         return None, AggregateExplanation(q.table, False, plan)
     try:
-        text = _sql(plan, columns, dialect, names, sql)
+        text = _sql(plan, dialect, names, sql)
     except _Refused as e:
         return None, AggregateExplanation(q.table, False, str(e))
     interior = []
@@ -265,7 +270,7 @@ def _single_table(tree, current_db) -> str | None:
 
     if not isinstance(tree, exp.Select):
         return None
-    from_ = tree.args.get("from") or tree.args.get("from_")
+    from_ = tree.args.get("from_")
     if from_ is None or not isinstance(from_.this, exp.Table) or not aggregate_calls(tree) and not tree.args.get("group"):
         return None
     return table_name(from_.this, current_db)
@@ -276,7 +281,7 @@ class _Refused(Exception):
 
 
 def _plan(q: AggregateQuery, layout: Layout, ctx: IndexContext, columns: Mapping[str, str],
-          settings: Settings | None, sql: str) -> _Plan | str:
+          settings: Settings | None) -> _Plan | str:
     spec, state = ctx.index, ctx.state
     if ctx.why_not:
         return ctx.why_not
@@ -318,7 +323,7 @@ def _plan(q: AggregateQuery, layout: Layout, ctx: IndexContext, columns: Mapping
     if settings is None and needs_time_zone(q.predicate, types):
         return "the predicate depends on the session time zone, which a saved rewrite does not know"
     regions = pruning_regions(layout)
-    hits = hit_matrix([scan], regions, kinds)[0] if regions else []
+    hits = hit_matrix([scan], regions, kinds)[0]
     covers = GridCovers(scan, spec.dims)
     plan = _Plan(q, layout, ctx)
     by_signature: dict[tuple, list[int]] = {}
@@ -347,8 +352,7 @@ def _plan(q: AggregateQuery, layout: Layout, ctx: IndexContext, columns: Mapping
             plan.whole += ids
     plan.scanned = [(f"partitions {_ids(sorted(ids))}", why) for why, ids in reasons.items()]
     if not plan.groups:
-        return next(iter(reasons), "no partition holds matching rows") if reasons else \
-            "no partition holds matching rows"
+        return next(iter(reasons), "no partition but the catch-all (always scanned) may hold matching rows")
     return plan
 
 
@@ -385,7 +389,7 @@ def _cover_text(cover: Cover, spec: AggregateIndex) -> str:
         dim = spec.dim(d.column)
         inside = _bucket_text(dim, d.inside)
         partial = _bucket_text(dim, d.partial)
-        parts.append(f"{d.column}: interior {inside or 'none'}" + (f", boundary {partial} scanned" if partial else ""))
+        parts.append(f"{d.column}: interior {inside}" + (f", boundary {partial} scanned" if partial else ""))
     return "; ".join(parts)
 
 
@@ -474,14 +478,14 @@ def _or(parts: list[exp.Expression]) -> exp.Expression:
         return exp.false()
     if len(parts) == 1:
         return parts[0]
-    return exp.Paren(this=exp.or_(*[exp.Paren(this=p) if isinstance(p, (exp.And, exp.Or)) else p for p in parts]))
+    return exp.Paren(this=exp.or_(*parts))  # or_ and and_ put a nested AND or OR in parentheses themselves
 
 
 def _and(parts: list[exp.Expression]) -> exp.Expression:
     parts = [p for p in parts if p is not None]
     if not parts:
         return exp.true()
-    return exp.and_(*[exp.Paren(this=p) if isinstance(p, exp.Or) else p for p in parts])
+    return exp.and_(*parts)
 
 
 def _pids(ids: Sequence[int]) -> exp.Expression:
@@ -568,8 +572,8 @@ def _name(item: exp.Expression) -> str | None:
         if fn is None:
             return None
         arg = item.this
-        if fn == "count" and (isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string)):
-            return "count(1)" if isinstance(arg, exp.Star) or arg.this == "1" else f"count({arg.this})"
+        if fn == "count" and isinstance(arg, exp.Star):
+            return "count(1)"
         inner = _pretty(arg)
         return None if inner is None else f"{fn}({inner})"
     return None
@@ -599,7 +603,7 @@ def _pretty(e: exp.Expression) -> str | None:
     return None if a is None or b is None else f"({a} {op} {b})"
 
 
-def _sql(plan: _Plan, columns: Mapping[str, str], dialect: str, names, original: str) -> str:
+def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     q, layout, ctx = plan.q, plan.layout, plan.ctx
     spec, state = ctx.index, ctx.state
     alias = q.alias
@@ -655,8 +659,7 @@ def _sql(plan: _Plan, columns: Mapping[str, str], dialect: str, names, original:
         union = exp.union(union, b, distinct=False)
     outer = q.select.copy()
     outer.set("where", None)
-    key = "from_" if "from_" in outer.args else "from"
-    outer.set(key, exp.From(this=exp.Subquery(this=union, alias=exp.TableAlias(this=_ident(alias)))))
+    outer.set("from_", exp.From(this=exp.Subquery(this=union, alias=exp.TableAlias(this=_ident(alias)))))
     if groups:
         outer.set("group", exp.Group(expressions=[_col(g, alias) for g in groups]))
     spark_names = None
@@ -676,26 +679,13 @@ def _sql(plan: _Plan, columns: Mapping[str, str], dialect: str, names, original:
                            "is not one the planner derives (give it an alias)")
         items.append(exp.alias_(item, name, quoted=True))
     outer.set("expressions", items)
-    for agg in aggregate_calls(outer):
-        call = _call_key(agg)
-        final = finals.get(call)
-        if final is None:
-            raise _Refused(f"no combination for {agg.sql(dialect='spark')[:60]}")
-        agg.replace(final.copy())
+    for agg in aggregate_calls(outer):  # the query's own calls (aggregate_query read them): each has a final
+        call = aggregate_call(agg)
+        agg.replace(finals[(call.function, call.key)].copy())
     for o in [outer, union]:
         for n in o.walk():
             n.comments = None
     return outer.sql(dialect=dialect)
-
-
-def _call_key(agg: exp.AggFunc) -> tuple[str, str | None]:
-    from planner.workload.aggregates import FUNCTIONS, expression_key
-
-    fn = FUNCTIONS[type(agg)]
-    arg = agg.this
-    if fn == "count" and (arg is None or isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and not arg.is_string)):
-        return ("count", None)
-    return (fn, expression_key(arg))
 
 
 __all__ = ["IndexContext", "AggregateExplanation", "rewrite_statement", "explain_statement"]

@@ -39,8 +39,8 @@ from planner.cnf.normalize import DEFAULT_BUDGET
 from planner.emit.conditions import column_ref, partition_filter
 from planner.errors import InputError
 from planner.model.layout import CATCH_ALL, PARTITION_COLUMN_TYPE, Layout
-from planner.pruning.hits import hit_matrix
 from planner.pruning import strict
+from planner.pruning.hits import hit_matrix
 from planner.pruning.join_pruning import JoinRanges, join_pruning
 from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
@@ -161,7 +161,7 @@ def pruning_regions(layout: Layout) -> list[dict]:
 
 
 def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, str] | None,
-                        budget: int = DEFAULT_BUDGET, prune: bool = True,
+                        budget: int = DEFAULT_BUDGET, *, prune: bool,
                         settings: Settings | None = None) -> ScanPruning:
     """The partition ids ``site`` may need (catch-all included) and the conditions that decided it.
 
@@ -177,7 +177,7 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
     scan, all_kinds, types = scan_analysis(site, layout, columns, budget, settings)
     groups, unused = scan.groups, scan.unused
     regions = pruning_regions(layout)
-    hits = hit_matrix([scan], regions, all_kinds)[0] if regions else []
+    hits = hit_matrix([scan], regions, all_kinds)[0]  # one row per scan, however few regions
     read = {p.id for p, h in zip(layout.partitions, hits) if h} | {CATCH_ALL}
     attrs = set(layout.attributes)
     used = tuple(f"{a} IN {vs}" for a, vs in scan.sets.items() if a in attrs)
@@ -186,8 +186,13 @@ def partitions_for_scan(site: ScanSite, layout: Layout, columns: Mapping[str, st
     guard = None
     if settings is None and len(read) < len(everything) and needs_time_zone(site.predicate, types):
         guard = layout.settings.time_zone
-    matching = strictly_matching(scan, layout) if not groups.unsatisfiable else ()
+    matching = strictly_matching(scan, layout)  # () for a predicate never TRUE
     return ScanPruning(tuple(sorted(read)), used, unused, guard, matching)
+
+
+def pruning_wanted(sql: str, prune: bool | None) -> bool:
+    """``prune`` when the caller says, else whether ``sql`` holds no ``${`` variable (see ``rewrite_query``)."""
+    return "${" not in sql if prune is None else prune
 
 
 def _refusal(layout: Layout, columns: Mapping[str, str] | None) -> str:
@@ -195,10 +200,15 @@ def _refusal(layout: Layout, columns: Mapping[str, str] | None) -> str:
     if layout.version < 2:
         return ("the layout was written by an older planner (version 1: partition ids shared by every layout, "
                 "timestamps as wall clock); apply it again to prune")
+    typed = dict(layout.types)
     for a, t in layout.types:
         now = (columns or {}).get(a)
         if now is not None and parse_type(now) != parse_type(t):
             return f"column {a} is now {now}, the layout was made for {t}"
+    for a, k in layout.kinds:  # a layout that recorded no types: its values' kinds must still be the columns'
+        now = (columns or {}).get(a)
+        if a not in typed and now is not None and parse_type(now).kind != k:
+            return f"column {a} is now {now}, the layout was made for a {k.value} column"
     return ""
 
 
@@ -307,8 +317,8 @@ def _subquery_sql(p: _Pruned, columns: Mapping[str, str], dialect: str) -> str:
     return exp.Subquery(this=inner, alias=exp.TableAlias(this=ident)).sql(dialect=dialect)
 
 
-def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hive", schema=None,
-                  current_db: str | None = None, prune: bool | None = None,
+def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str, schema=None,
+                  current_db: str | None = None, prune: bool,
                   settings: Settings | None = None, joins: JoinContext | None = None
                   ) -> tuple[str, list[RewriteNote]]:
     """``sql`` with every prunable scan of a laid-out table narrowed to its partitions.
@@ -317,14 +327,13 @@ def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hi
     for byte. Re-printing the whole tree would be riskier: sqlglot and Spark disagree on some
     spellings (Spark 4 reads ``'it''s'`` as ``it's``, sqlglot's spark dialect as ``CONCAT('it', 's')``).
     With ``prune=False`` every scan reads every partition (``*`` still never shows the partition
-    column). By default a query holding ``${`` is not pruned: Spark and Hive substitute variables
-    in the text, quoted literals included, before they parse it (``'${x}'`` may run as ``''``), so
-    the text the planner reads is not the query that runs. ``settings``: the session that runs
+    column). The entry point (``aggregate_rewrite.rewrite_statement``) turns pruning off by default
+    for a query holding ``${`` (``pruning_wanted``): Spark and Hive substitute variables in the
+    text, quoted literals included, before they parse it (``'${x}'`` may run as ``''``), so the
+    text the planner reads is not the query that runs. ``settings``: the session that runs
     the query, when known (``planner.sql``); otherwise see the module's notes. ``joins``: ranges of
     joined columns and current snapshots, to prune through inner joins (``planner.pruning.join_pruning``).
     """
-    if prune is None:
-        prune = "${" not in sql
     tree = _parse(sql, dialect)
     schema = _schema(schema, layouts)
     pruned = _prune(tree, layouts, schema, dialect, current_db, prune, settings, joins)
@@ -339,14 +348,14 @@ def rewrite_query(sql: str, layouts: Mapping[str, Layout], *, dialect: str = "hi
             reason = "the parser did not keep the position of the table reference"
         if not reason:
             edits.append((span[0], span[1], _subquery_sql(p, columns, dialect)))
-        guard = f"time zone {p.zone_guard}" if p.zone_guard and not reason and len(p.partitions) < p.total else ""
+        guard = f"time zone {p.zone_guard}" if p.zone_guard and not reason else ""
         notes.append(RewriteNote(p.site.table, p.site.alias, p.partitions, p.total, not reason, reason, guard))
     for start, end, text in sorted(edits, reverse=True):
         sql = sql[:start] + text + sql[end + 1:]
     return sql, notes
 
 
-def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialect: str = "hive", schema=None,
+def explain_query(sql: str, layouts: Mapping[str, Layout], stats=None, *, dialect: str, schema=None,
                   current_db: str | None = None, settings: Settings | None = None,
                   joins: JoinContext | None = None) -> list[ScanExplanation]:
     """Per scan of a laid-out table: the partitions it reads and the conditions that decided it.

@@ -41,7 +41,7 @@ _AROUND = (exp.Column, exp.Literal, exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Di
            exp.Null, exp.Boolean, exp.Case, exp.If, exp.Coalesce, exp.DataType, exp.Identifier, exp.Ordered,
            exp.Star, exp.Tuple)
 _PLAIN_TABLE_ARGS = {"this", "db", "catalog", "alias"}
-_SELECT_ARGS_ALLOWED = {"expressions", "from", "from_", "where", "group", "having", "order", "limit", "distinct",
+_SELECT_ARGS_ALLOWED = {"expressions", "from_", "where", "group", "having", "order", "limit", "distinct",
                         "kind", "hint", "exclude", "operation_modifiers"}
 
 
@@ -172,7 +172,8 @@ def aggregate_calls(select: exp.Select) -> list[exp.AggFunc]:
     return out
 
 
-def _call(node: exp.AggFunc) -> AggregateCall | str:
+def aggregate_call(node: exp.AggFunc) -> AggregateCall | str:
+    """The call ``node`` is, or why the aggregate index cannot answer it."""
     fn = FUNCTIONS.get(type(node))
     if fn is None:
         return f"aggregate {node.sql(dialect='spark')[:60]} is not one the index keeps (count, sum, avg, min, max)"
@@ -205,7 +206,7 @@ def aggregate_query(tree: exp.Expression, schema: Schema, current_db: str | None
         return f"the SELECT has clauses the aggregate rewrite does not handle ({', '.join(sorted(extra))})"
     if tree.args.get("joins") or tree.args.get("laterals"):
         return "it joins several sources"
-    from_ = tree.args.get("from") or tree.args.get("from_")
+    from_ = tree.args.get("from_")
     if from_ is None or not isinstance(from_.this, exp.Table) or not from_.this.name:
         return "it does not read one table"
     node = from_.this
@@ -228,7 +229,7 @@ def aggregate_query(tree: exp.Expression, schema: Schema, current_db: str | None
             groups.append(col)
     calls: dict[AggregateCall, None] = {}
     for agg in aggregate_calls(tree):
-        got = _call(agg)
+        got = aggregate_call(agg)
         if isinstance(got, str):
             return got
         calls[got] = None
@@ -276,7 +277,7 @@ def _outside(part: exp.Expression, groups: set[str], select: exp.Select) -> str:
     while stack:
         n = stack.pop()
         if isinstance(n, exp.AggFunc):
-            continue  # checked by _call
+            continue  # checked by aggregate_call
         if isinstance(n, exp.Order):
             stack.extend(n.expressions)
             continue
@@ -296,5 +297,5 @@ def _outside(part: exp.Expression, groups: set[str], select: exp.Select) -> str:
     return ""
 
 
-__all__ = ["AggregateCall", "AggregateQuery", "aggregate_query", "aggregate_calls", "expression_key",
+__all__ = ["AggregateCall", "AggregateQuery", "aggregate_query", "aggregate_call", "aggregate_calls", "expression_key",
            "expression_type", "result_type", "FUNCTIONS"]

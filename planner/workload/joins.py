@@ -123,7 +123,7 @@ def induced_for(sites: list[ScanSite], schema: Schema, only: frozenset[str] | No
 
 def _sources(select: exp.Select) -> tuple[list, list[exp.Join]]:
     joins = select.args.get("joins") or []
-    from_ = select.args.get("from") or select.args.get("from_")
+    from_ = select.args.get("from_")
     return [from_.this] + [j.this for j in joins], joins
 
 

@@ -92,7 +92,7 @@ def iter_scans(tree: exp.Expression, schema: Schema, current_db: str | None = No
         select = scope.expression
         if not isinstance(select, exp.Select):
             continue
-        from_ = select.args.get("from") or select.args.get("from_")
+        from_ = select.args.get("from_")
         if from_ is None:
             continue
         joins = select.args.get("joins") or []
