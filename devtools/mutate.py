@@ -79,7 +79,7 @@ TARGETS: dict[str, Target] = {
                          FIXTURE_TESTS + ("tests/test_conditions.py", "tests/test_emit.py", "tests/test_rewrite.py")),
     "rewrite": Target(("planner/rewrite/*",),
                       FIXTURE_TESTS + ("tests/test_rewrite_cases.py", "tests/test_rewrite.py", "tests/test_join_pruning.py",
-                                       "tests/test_aggregate_index.py")),
+                                       "tests/test_aggregate_index.py", "tests/test_aggregate_rewrite.py")),
 }
 
 # What mutmut's exit codes mean (mutmut.stats.status_by_exit_code, the ones a run can leave).

@@ -312,6 +312,21 @@ def test_overflow_proofs():
     assert "overflow" in _overflow("sum", parse_type("decimal(38,18)"), 1e20)
     assert _overflow("min", parse_type("decimal(38,18)"), None) == ""
     assert _overflow("sum", parse_type("double"), None) == ""
+    # the limits themselves overflow: a sum must stay strictly below them
+    assert "overflow" in _overflow("sum", parse_type("bigint"), 2.0 ** 62)
+    assert "overflow" in _overflow("sum", parse_type("decimal(5,2)"), 5e12)  # 2 * 5e12 = 10^13: the type's room
+    assert _overflow("sum", parse_type("decimal(5,2)"), 4e12) == ""
+    # DECIMAL(15,2): the sum is a DECIMAL(25,2), 10^23 of room
+    assert "overflow" in _overflow("sum", parse_type("decimal(15,2)"), 1e23)
+    assert _overflow("sum", parse_type("decimal(15,2)"), 4e22) == ""
+    # an average divides at scale s + 4 (here 14): less room than the sum's 10^28
+    assert _overflow("sum", parse_type("decimal(38,10)"), 1e25) == ""
+    assert "overflow" in _overflow("avg", parse_type("decimal(38,10)"), 1e25)
+    assert _overflow("avg", parse_type("decimal(38,10)"), 4e23) == ""
+    # scale s + 4 capped at 38; a scale below 2 shifted by 10^k (k = 6 - (s + 4))
+    assert _overflow("avg", parse_type("decimal(38,35)"), 0.3) == ""
+    assert _overflow("avg", parse_type("decimal(38,1)"), 1e30) == ""
+    assert "overflow" in _overflow("avg", parse_type("decimal(38,1)"), 1e31)
 
 
 # ---- the build's SQL, the stored forms ------------------------------------------------------------

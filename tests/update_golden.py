@@ -17,6 +17,7 @@ sys.path[:0] = [str(TESTS), str(TESTS.parent)]  # the test modules import each o
 
 def main() -> int:
     import test_aggregate_index
+    import test_aggregate_rewrite
     import test_emit
     import test_golden_cnf
     import test_joins
@@ -24,6 +25,7 @@ def main() -> int:
     written: dict[Path, str] = {g.path: test_golden_cnf.regenerated(g) for g in test_golden_cnf.GOLDENS}
     written[test_joins.GOLDEN] = test_joins.tpch_golden()
     written[test_aggregate_index.GOLDEN] = test_aggregate_index.aggregate_golden()
+    written[test_aggregate_rewrite.GOLDEN] = test_aggregate_rewrite.explain_golden()
     for dialect in test_emit.DIALECTS:
         written.update({test_emit.GOLDEN / name: text for name, text in test_emit.emitted(dialect).items()})
     for path, text in written.items():
