@@ -30,6 +30,7 @@ mutant at a time (``--children N``: N), and never start a JVM (the selected test
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -48,6 +49,9 @@ BUILD = ROOT / "build" / "mutation"
 STATE = ROOT / "tests" / "mutation" / "state"
 REPORT = ROOT / "tests" / "mutation" / "report.md"
 CLASSIFIED = ROOT / "tests" / "mutation" / "classified.txt"
+# the diff each classification was written for: mutmut numbers mutants within a function, so an
+# edit to the function gives a classified name to another mutant
+PINNED = ROOT / "tests" / "mutation" / "classified_diffs.json"
 CLASSES = ("unsafe", "less pruning", "equivalent")
 
 FIXTURE_TESTS = ("tests/test_pruning_fixtures.py",)
@@ -301,8 +305,30 @@ def load_classified() -> dict[str, tuple[str, str]]:
     return out
 
 
-def report(results: list[dict]) -> str:
+def _fingerprint(diff: str) -> str:
+    return hashlib.sha256(diff.encode()).hexdigest()[:16]
+
+
+def stale_classifications(results: list[dict]) -> set[str]:
+    """Classified survivors whose diff is not the one their classification was written for (they
+    count as unclassified until read again). A classification seen for the first time is pinned to
+    the survivor's diff now (``tests/mutation/classified_diffs.json``)."""
     classified = load_classified()
+    pins = json.loads(PINNED.read_text()) if PINNED.exists() else {}
+    stale = set()
+    for r in results:
+        for key, m in r["mutants"].items():
+            if key not in classified or m["status"] not in ("survived", "no tests", "suspicious"):
+                continue
+            now = _fingerprint(m.get("diff", ""))
+            if pins.setdefault(key, now) != now:
+                stale.add(key)
+    PINNED.write_text(json.dumps(dict(sorted(pins.items())), indent=0) + "\n")
+    return stale
+
+
+def report(results: list[dict], stale: set[str] = frozenset()) -> str:
+    classified = {k: v for k, v in load_classified().items() if k not in stale}
     lines = ["# Mutation testing of the pruning core", "",
              "Written by `./dev mutate` (devtools/mutate.py, docs/testing.md); the classification of the",
              "survivors is `tests/mutation/classified.txt`. *Score* = killed ÷ (mutants − equivalent), timeouts",
@@ -331,7 +357,8 @@ def report(results: list[dict]) -> str:
             details += ["", f"## {r['module']}: surviving mutants", "",
                         "Tests: " + ", ".join(f"`{t}`" for t in r["tests"]), ""]
             for k in sorted(survivors, key=_natural):
-                cls, why = classified.get(k, ("unclassified", ""))
+                cls, why = classified.get(k, ("unclassified", "classified for another diff: read it again"
+                                              if k in stale else ""))
                 details += [f"- `{k}` ({survivors[k]['status']}): **{cls}**" + (f": {why}" if why else ""),
                             "  ```diff", *("  " + ln for ln in survivors[k].get("diff", "").splitlines()), "  ```"]
     notes = REPORT.with_name("notes.md")
@@ -376,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {len(r['mutants'])} mutants in {r['seconds']} s", flush=True)
     results = [r for r in map(_last, TARGETS) if r is not None]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(report(results))
+    REPORT.write_text(report(results, stale_classifications(results)))
     print(f"report: {REPORT.relative_to(ROOT)}")
     return 0
 

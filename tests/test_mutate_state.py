@@ -48,3 +48,15 @@ def test_the_report_is_written_from_the_kept_results():
     listed = [r["module"] for r in map(mutate._last, mutate.TARGETS) if r is not None]
     assert {"pruning", "cnf", "conditions", "rewrite"} <= set(listed)
     assert mutate.report([mutate._last(m) for m in listed]) == mutate.REPORT.read_text()
+
+
+def test_a_classification_holds_only_for_the_diff_it_was_written_for(tmp_path, monkeypatch):
+    monkeypatch.setattr(mutate, "PINNED", tmp_path / "pins.json")
+    monkeypatch.setattr(mutate, "load_classified", lambda: {"m.x_f__mutmut_1": ("equivalent", "why")})
+    survivor = {"module": "m", "sources": [], "tests": [],
+                "mutants": {"m.x_f__mutmut_1": {"status": "survived", "diff": "-a\n+b"}}}
+    assert mutate.stale_classifications([survivor]) == set()  # first seen: pinned
+    assert mutate.stale_classifications([survivor]) == set()
+    survivor["mutants"]["m.x_f__mutmut_1"]["diff"] = "-a\n+c"  # the function changed: another mutant
+    assert mutate.stale_classifications([survivor]) == {"m.x_f__mutmut_1"}
+    assert "read it again" in mutate.report([survivor], {"m.x_f__mutmut_1"})
