@@ -10,8 +10,9 @@ recorded), for each held-out TPC-H join query:
 * **cached**: the same text again (median of ``--repeat``): each call still lists the tables' files
   again in one call to see new data (``hive_integration.spark.catalog_cache``);
 * **planner.sql − spark.sql**: ``planner.sql(text)`` minus ``spark.sql(rewritten text)``, both
-  parsed and analysed by Spark, not run (median of ``--repeat``, cached): the same overhead as the
-  user sees it, Spark's noise included;
+  parsed and analysed by Spark, not run (cached): the same overhead as the user sees it. The two
+  run in turns after a warm-up and the median of the ``--repeat`` differences is reported, so that
+  the JVM's own drift (JIT, garbage collection) falls on both sides;
 * **Spark's parse and analysis** of the rewritten text, which any query pays, for scale.
 
     python -m benchmarks.rewrite_overhead [--scale 0.1] [--layout month] [--repeat 20] [--new-texts 10]
@@ -36,6 +37,22 @@ def _ms(fn, repeat: int = 1) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return 1000 * statistics.median(times)
+
+
+def _paired_ms(a, b, repeat: int, warm: int = 5) -> tuple[float, float]:
+    """``(median of a − b, median of b)`` in ms over ``repeat`` turns of a then b, after ``warm`` of each."""
+    for _ in range(warm):
+        a(), b()
+    diffs, bs = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        a()
+        t1 = time.perf_counter()
+        b()
+        t2 = time.perf_counter()
+        diffs.append(t1 - t0 - (t2 - t1))
+        bs.append(t2 - t1)
+    return 1000 * statistics.median(diffs), 1000 * statistics.median(bs)
 
 
 def main(argv=None) -> int:
@@ -68,9 +85,8 @@ def main(argv=None) -> int:
         cached = _ms(lambda: rewrite(spark, q), a.repeat)
         text = rewrite(spark, q)
         assert text != q, f"{name}: nothing was rewritten"
-        whole = _ms(lambda: sql(spark, q), a.repeat)
-        spark_only = _ms(lambda: spark.sql(text), a.repeat)
-        rows.append((name, cold, new_text, cached, whole - spark_only, spark_only))
+        extra, spark_only = _paired_ms(lambda: sql(spark, q), lambda: spark.sql(text), a.repeat)
+        rows.append((name, cold, new_text, cached, extra, spark_only))
     load1 = os.getloadavg()[0]
     spark.stop()
     lines = [f"# The rewrite's own cost per query, TPC-H join queries, SF {a.scale:g}", "",

@@ -46,7 +46,7 @@ from planner.semantics.kinds import Kind
 from planner.semantics.settings import Settings
 from planner.semantics.types import parse_type
 from planner.workload.joins import induced_scans
-from planner.workload.scans import ScanSite, Schema, iter_scans
+from planner.workload.scans import ScanSite, Schema, base_tables, iter_scans
 
 # Table arguments a plain subquery could not carry over (TABLESAMPLE, time travel, hints, …).
 _PLAIN_TABLE_ARGS = {"this", "db", "catalog", "alias"}
@@ -378,13 +378,7 @@ def tables_read(sql: str, *, dialect: str = "hive", current_db: str | None = Non
     The database is ``current_db`` (or ``default``) for unqualified names. Callers look the layouts
     up by these (the metastore keeps database and table apart, so names holding dots stay exact).
     """
-    tree = _parse(sql, dialect)
-    out: dict[str, tuple[str, str, str]] = {}
-    for site in iter_scans(tree, Schema(), current_db, dialect):
-        db = site.node.args.get("db")
-        out.setdefault(site.table, (site.table, db.name if db is not None else (current_db or "default"),
-                                    site.node.name))
-    return list(out.values())
+    return base_tables(_parse(sql, dialect), current_db)
 
 
 __all__ = ["rewrite_query", "JoinContext", "explain_query", "tables_read", "RewriteNote", "ScanExplanation", "ScanPruning",
