@@ -309,10 +309,10 @@ def _fingerprint(diff: str) -> str:
     return hashlib.sha256(diff.encode()).hexdigest()[:16]
 
 
-def stale_classifications(results: list[dict]) -> set[str]:
+def stale_classifications(results: list[dict], pin: bool = True) -> set[str]:
     """Classified survivors whose diff is not the one their classification was written for (they
     count as unclassified until read again). A classification seen for the first time is pinned to
-    the survivor's diff now (``tests/mutation/classified_diffs.json``)."""
+    the survivor's diff now (``tests/mutation/classified_diffs.json``), unless ``pin`` is False."""
     classified = load_classified()
     pins = json.loads(PINNED.read_text()) if PINNED.exists() else {}
     stale = set()
@@ -323,7 +323,8 @@ def stale_classifications(results: list[dict]) -> set[str]:
             now = _fingerprint(m.get("diff", ""))
             if pins.setdefault(key, now) != now:
                 stale.add(key)
-    PINNED.write_text(json.dumps(dict(sorted(pins.items())), indent=0) + "\n")
+    if pin:
+        PINNED.write_text(json.dumps(dict(sorted(pins.items())), indent=0) + "\n")
     return stale
 
 

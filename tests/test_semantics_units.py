@@ -15,8 +15,9 @@ from planner.semantics.coercion import comparison_type, decimal_result, wider_de
 from planner.semantics.constants import from_sqlglot
 from planner.semantics.evaluate import evaluate
 from planner.semantics.floats import exact_to_float32, to_float32
+from planner.semantics.kinds import Kind
 from planner.semantics.settings import Raises, Settings, Typed, Unmodelled
-from planner.semantics.types import parse_type
+from planner.semantics.types import kind_of_type, parse_type
 from planner.semantics.zones import start_of_day, to_instant, zone
 
 ON, OFF = Settings(True), Settings(False)
@@ -259,3 +260,22 @@ def test_walls_and_starts_of_days_do_not_depend_on_the_host_zone(host_zone, host
     assert to_wall(dt.datetime(2020, 1, 1, 12), zone("Asia/Kolkata")) == dt.datetime(2020, 1, 1, 17, 30)
     assert start_of_day(dt.date(1919, 3, 31), zone("America/Toronto")) == dt.datetime(1919, 3, 31, 4, 30)
     assert start_of_day(dt.date(2018, 11, 4), zone("America/Sao_Paulo")) == dt.datetime(2018, 11, 4, 3, 0)
+
+
+def test_types_print_as_spark_spells_them():
+    # a layout and the cells table's DDL keep column types as str(parse_type(...))
+    for text in ("varchar(5)", "char(1)", "varchar(1)", "decimal(15,2)", "array<int>", "map<string,int>", "binary",
+                 "interval day"):
+        assert str(parse_type(text)) == text, text
+    assert parse_type("char(1)").kind == parse_type("varchar(1)").kind == Kind.STRING
+    assert parse_type("binary").kind == parse_type("array<int>").kind == Kind.OTHER
+    assert kind_of_type("decimal(15,2)") == Kind.DECIMAL and kind_of_type("char(10)") == Kind.STRING
+
+
+def test_a_layouts_session_settings_read_back():
+    from planner.semantics.settings import DEFAULT_TIME_ZONE
+
+    for settings in (Settings(False, "Asia/Tokyo"), Settings(True, "+08:00")):
+        assert Settings.from_json(settings.to_json()) == settings
+    assert Settings.from_json({}) == Settings(True, DEFAULT_TIME_ZONE)  # a layout written before they were kept
+    assert Settings.from_json({"ansi": False}) == Settings(False, DEFAULT_TIME_ZONE)
