@@ -137,6 +137,31 @@ def test_tables_read_in_order_once_each():
     assert tables_read("SELECT 1 FROM y", dialect="spark") == [("y", "default", "y")]
 
 
+def test_tables_read_names_every_table_a_scan_of_the_bundled_sql_reads():
+    # tables_read only walks the scopes (it decides which layouts planner.sql looks up); a table it
+    # missed would be read whole
+    from pathlib import Path
+
+    import sqlglot
+
+    from planner.workload.scans import Schema, iter_scans
+
+    root = Path(__file__).resolve().parent.parent
+    files = sorted(root.glob("sql/**/*.sql")) + sorted(root.glob("tests/fixtures/**/*.sql"))
+    checked = 0
+    for path in files:
+        try:
+            statements = sqlglot.parse(path.read_text(errors="replace"), read="hive")
+        except sqlglot.errors.SqlglotError:
+            continue  # a file of deliberately bad SQL
+        for tree in filter(None, statements):
+            sql = tree.sql("hive")
+            scanned = {site.table for site in iter_scans(sqlglot.parse_one(sql, read="hive"), Schema())}
+            assert scanned <= {t for t, _, _ in tables_read(sql)}, (path.name, sql[:200])
+            checked += 1
+    assert checked >= 400
+
+
 def test_two_scans_are_both_rewritten_in_place():
     sql = ("SELECT a.id FROM db.t a JOIN db.t b ON a.id = b.id "
            "WHERE a.d < DATE '1994-01-01' AND b.d IS NULL -- end")
