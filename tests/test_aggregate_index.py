@@ -325,8 +325,10 @@ def test_overflow_proofs():
     assert _overflow("avg", parse_type("decimal(38,10)"), 4e23) == ""
     # scale s + 4 capped at 38; a scale below 2 shifted by 10^k (k = 6 - (s + 4))
     assert _overflow("avg", parse_type("decimal(38,35)"), 0.3) == ""
-    assert _overflow("avg", parse_type("decimal(38,1)"), 1e30) == ""
-    assert "overflow" in _overflow("avg", parse_type("decimal(38,1)"), 1e31)
+    # (the quotient is typed DECIMAL(38, 6) before it is multiplied back: 10^32 of room)
+    assert _overflow("avg", parse_type("decimal(38,1)"), 4.9e31) == ""
+    assert "overflow" in _overflow("avg", parse_type("decimal(38,1)"), 5e31)
+    assert "overflow" in _overflow("avg", parse_type("decimal(38,0)"), 5e31)
 
 
 # ---- the build's SQL, the stored forms ------------------------------------------------------------

@@ -42,9 +42,10 @@ Results are Spark's own, types included:
 * ``min``/``max``: of the partial minima and maxima (any order gives the same value);
 * ``avg`` of a DECIMAL(p, s): Spark divides its exact sum by the count once, rounding HALF_UP to
   scale s + 4 (``DecimalDivideWithOverflowCheck``). The rewrite divides the exact total by the
-  count with a division whose result scale is that very scale (the sum cast to DECIMAL(38 + s -
-  t - k, s), ``t`` = s + 4, shifted by 10^k when t < 6), so the one rounding is Spark's; this
-  needs ``spark.sql.decimalOperations.allowPrecisionLoss`` at its default (true);
+  count with a division whose result scale is that very scale, t = min(38, s + 4) (the sum cast to
+  DECIMAL(38 + s - t, s)); below scale 6, which no division's result goes below, it divides by
+  count · 10^(2 - s) at scale 6 and multiplies back, so the one rounding is Spark's
+  (``tests/test_aggregate_finals_spark.py``); this needs ``spark.sql.decimalOperations.allowPrecisionLoss`` at its default (true);
 * ``avg`` of an integer: Spark sums in DOUBLE; the partial sums are exact BIGINTs, and the total
   equals Spark's as long as every partial sum is below 2^53 (proved by the bound below);
 * a DOUBLE or FLOAT ``sum``/``avg`` adds in another order than a scan does. Spark's own result
@@ -371,8 +372,8 @@ def _overflow(function: str, t: SparkType, bound: float | None) -> str:
     if function == "avg":
         s = t.scale
         tt = min(38, s + 4)
-        k = max(0, 6 - tt)
-        room = min(room, 10.0 ** (38 - tt - k - k))
+        # _final: a quotient typed DECIMAL(38, tt), or (tt < 6) one typed DECIMAL(38, 6) times 10^k
+        room = min(room, 10.0 ** (38 - max(tt, 6)))
     return "" if bound * 2 < room else f"{function} might overflow its DECIMAL type (Σ|e| up to {bound:.3g})"
 
 
@@ -553,14 +554,15 @@ def _final(function: str, names: dict, t: SparkType) -> exp.Expression:
     s = t.scale
     tt = min(38, s + 4)
     k = max(0, 6 - tt)
-    p1 = 38 + s - tt - k
-    shifted = _cast(total, parse_type(f"decimal({p1 - k},{s})"))
-    if k:
-        shifted = _cast(exp.Mul(this=shifted, expression=exp.Literal.number(10 ** k)), parse_type(f"decimal({p1},{s})"))
-    q = exp.Div(this=shifted, expression=_cast(count, parse_type("decimal(20,0)")))
-    if k:
-        q = exp.Div(this=exp.Paren(this=q), expression=exp.Literal.number(10 ** k))
-    return _cast(q, out_type)
+    divisor = _cast(count, parse_type("decimal(20,0)"))
+    if not k:  # DECIMAL(38 + s - tt, s) / DECIMAL(20,0) is typed DECIMAL(38, tt): one rounding, at tt
+        return _cast(exp.Div(this=_cast(total, parse_type(f"decimal({38 + s - tt},{s})")), expression=divisor), out_type)
+    # A division's scale is at least 6: divide by count · 10^k instead (DECIMAL(38, s) / DECIMAL(22, 0)
+    # is typed DECIMAL(38, 6)), which rounds the average once, at tt = 6 - k, and multiply the
+    # quotient back, exactly. (Dividing 10^k · sum by the count rounded at 6 + k, then at tt: twice.)
+    divisor = _cast(exp.Mul(this=divisor, expression=exp.Literal.number(10 ** k)), parse_type("decimal(22,0)"))
+    q = exp.Div(this=_cast(total, parse_type(f"decimal(38,{s})")), expression=divisor)
+    return _cast(exp.Mul(this=exp.Paren(this=q), expression=exp.Literal.number(10 ** k)), out_type)
 
 
 def _name(item: exp.Expression) -> str | None:
