@@ -13,6 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+
 from planner.model.aggregate_index import expr_columns
 from planner.rewrite.aggregate_rewrite import _final
 from planner.semantics.types import parse_type
