@@ -353,3 +353,23 @@ def test_stale_index_is_never_used(spark, table):
     assert _answer(spark, newer) == want
     assert _answer(spark, rewritten(spark, q)[0]) == want
     spark.sql(f"DROP TABLE IF EXISTS {DB}.batch")
+
+
+def test_a_query_run_at_once_checks_the_head_itself(spark, table):
+    """``planner.sql``'s text carries no head check of its own (the saved text does): the edge reads
+    the head row, again whenever the cells' files change. An invalidation cut short after it dropped
+    the head and before the table's property (a crash between the two): ``planner.sql`` scans."""
+    src = _copy(spark, "heads")
+    q = Q.format(t=src)
+    want = _answer(spark, q.replace(src, f"{DB}.plain"))
+    head = "`planner_part` = 'head'"
+    text, explanation = rewritten(spark, q)
+    assert explanation is not None and explanation.used and head not in text
+    saved, _ = rewritten(spark, q, saved=True)
+    assert head in saved
+    assert _answer(spark, text) == want == _answer(spark, saved)
+    spark.sql(f"ALTER TABLE {src}__cells DROP IF EXISTS PARTITION (planner_stamp = '{explanation.stamp}', "
+              "planner_part = 'head')")
+    text, explanation = rewritten(spark, q)
+    assert explanation is not None and not explanation.used and "head row is gone" in explanation.reason
+    assert _answer(spark, text) == want == _answer(spark, saved)

@@ -319,13 +319,19 @@ def _rewrite(spark, cache: CatalogCache, text: str, dialect: str, saved: bool = 
     indexes = index_contexts(spark, source, read, layouts)
     if indexes and not decimal_precision_loss(spark):
         indexes = {}  # the rewrite's decimal average assumes Spark's default (see aggregate_rewrite)
+    if indexes and not saved:  # the text runs now: its index's head is checked here, not in the text
+        from hive_integration.spark.cells import checked_now
+
+        cells = source.snapshots([c.state.cells_table for c in indexes.values() if c.state is not None])
+        indexes = {q: checked_now(spark, c, cells.get(c.state.cells_table) if c.state else None, cache.rewrite)
+                   for q, c in indexes.items()}
     settings = None if saved else session_settings(spark)
     # an index's use depends on its table's files now (a plain INSERT changes them, not the entry)
     # and on its build (the entry's properties): both are in the key
     key = ("rewrite", text, dialect, current_db, substituted, settings,
            tuple(source.token(f"{db}.{name}") for _, db, name in read),
            tuple(sorted(joins.snapshots.items())) if joins is not None else None,
-           tuple(sorted((q, c.why_not, c.state.stamp if c.state else None) for q, c in indexes.items())))
+           tuple(sorted((q, c.why_not, c.state.stamp if c.state else None, c.checked) for q, c in indexes.items())))
     return cache.rewrite(key, lambda: _rewritten(spark, text, layouts, dialect, current_db, columns,
                                                  not substituted, settings, joins, indexes))
 

@@ -219,6 +219,36 @@ def after_write(runner, layout: Layout, say: Callable[[str], None]) -> CellsStat
         return None
 
 
+def head_present(spark, state: CellsState) -> bool:
+    """Whether the cells table holds the head row of ``state``'s build (the index is valid)."""
+    def ref(name: str) -> exp.Expression:
+        return exp.column(exp.to_identifier(name, quoted=True))
+
+    q = exp.select(exp.Count(this=exp.Star())).from_(table_expr(state.cells_table, "spark")).where(exp.and_(
+        exp.EQ(this=ref(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
+        exp.EQ(this=ref(PART_COLUMN), expression=exp.Literal.string(HEAD))))
+    try:
+        return bool(_run(spark, q.sql(dialect="spark"))[0][0])
+    except Exception:  # noqa: BLE001 - no cells table, no head: the index is not used
+        return False
+
+
+def checked_now(spark, ctx, cells_snapshot: str | None, remember: Callable[[tuple, Callable[[], bool]], bool]):
+    """``ctx`` (an ``IndexContext`` whose build matches the table now) for a query that runs at once:
+    ``checked`` once the build's head row is in the cells table whose files are ``cells_snapshot``
+    (listed for this query); the head is read again whenever they change (``remember``: a cache
+    keyed by what it is given). A head that is gone makes the index unusable, said why."""
+    from dataclasses import replace
+
+    if ctx.why_not or ctx.state is None or cells_snapshot is None:
+        return ctx  # unusable already, or the cells' files unknown: the text checks the head itself
+    state = ctx.state
+    if remember(("head", state.cells_table.lower(), state.stamp, cells_snapshot), lambda: head_present(spark, state)):
+        return replace(ctx, checked=True)
+    return replace(ctx, why_not="the index's head row is gone (a write through the planner invalidated it); "
+                                "the query scans")
+
+
 def index_context(spark, table: str, layout: Layout, properties, entry: CatalogEntry | None = None, now=...):
     """``IndexContext`` of ``table``'s index for one query (``planner.rewrite.aggregate_rewrite``):
     usable only when its build matches the layout and the table's files now. ``now``: the table's
@@ -247,4 +277,4 @@ def index_context(spark, table: str, layout: Layout, properties, entry: CatalogE
     return IndexContext(spec, state)
 
 
-__all__ = ["build", "invalidate", "after_write", "index_context", "BUILD_SETTINGS"]
+__all__ = ["build", "invalidate", "after_write", "index_context", "checked_now", "head_present", "BUILD_SETTINGS"]

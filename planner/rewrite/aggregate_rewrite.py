@@ -24,9 +24,15 @@ the build's one head row. The planner drops it before it writes to the table (ap
 apply), so SQL saved earlier stops reading the index and scans the interior cells instead; Spark
 computes one scalar subquery once per query (``spark.sql.execution.reuseSubquery``), so both
 branches see the same answer, and as a filter without columns it prunes the fallback's partitions
-at run time: a valid index costs one row read. Partition ids name regions forever
-(``planner.model.layout``): a table laid out anew has none of the group's ids, so the first
-branch reads it all, the others nothing, and the index (its head dropped) adds nothing.
+at run time. Partition ids name regions forever (``planner.model.layout``): a table laid out
+anew has none of the group's ids, so the first branch reads it all, the others nothing, and the
+index (its head dropped) adds nothing.
+
+That check is for SQL saved to run later (``planner rewrite``). A query ``planner.sql`` runs at
+once carries neither ``<valid>`` nor the fallback branch (``IndexContext.checked``): the edge
+has just seen the table's files as the build left them and the head row in the cells table as it
+is now (read again whenever the cells' files change), and the two subqueries cost more than the
+rest of the index's part of the query (``benchmarks/results/agg_index_profile_sf1.md``).
 
 A row of a partition is read by exactly one branch or counted in exactly one cell: the interior
 box of a group is a product of bucket ranges, the same ranges as values on the table side and as
@@ -129,6 +135,9 @@ class IndexContext:
     index: AggregateIndex
     state: CellsState | None
     why_not: str = ""  # '' when the build matches the table now (snapshot, generation, specification)
+    # True: the edge saw the build's head row just now, for a query that runs at once (``planner.sql``),
+    # so the text needs no head check of its own; False (SQL saved to run later): the text checks it
+    checked: bool = False
 
 
 @dataclass(frozen=True)
@@ -631,7 +640,7 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     branches: list[exp.Select] = []
     plain_read = sorted(set(plan.plain) | {CATCH_ALL})
     branches.append(scan_branch([partition_filter(layout.partition_column, plain_read, layout.known_ids)]))
-    valid = _valid(state)
+    valid = None if ctx.checked else _valid(state)
     dims = {d.column: (i, d) for i, d in enumerate(spec.dims)}
     index_boxes: list[exp.Expression] = []
     for g in plan.groups:
@@ -645,8 +654,9 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
         if not g.cover.boundary_free:
             boundary = _or([_values(dims[d.column][1], d.partial, alias) for d in g.cover.dims if d.partial])
             branches.append(scan_branch([pids.copy(), boundary]))
-        fallback = [pids.copy(), exp.EQ(this=valid.copy(), expression=exp.Literal.number(0))] + inside_values
-        branches.append(scan_branch(fallback))
+        if valid is not None:
+            fallback = [pids.copy(), exp.EQ(this=valid.copy(), expression=exp.Literal.number(0))] + inside_values
+            branches.append(scan_branch(fallback))
         index_boxes.append(_and([pids.copy()] + inside_buckets))
     cells = exp.select(*[exp.alias_(_col(group_column(spec.groups.index(next(x for x in spec.groups if x[0] == g)))),
                                     g, quoted=True) for g in groups],
@@ -654,7 +664,7 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     cells = cells.from_(_quoted_table(_cells_ref(state))).where(_and([
         exp.EQ(this=_col(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
         exp.EQ(this=_col(PART_COLUMN), expression=exp.Literal.string(CELLS)),
-        exp.GT(this=valid.copy(), expression=exp.Literal.number(0)),
+        None if valid is None else exp.GT(this=valid.copy(), expression=exp.Literal.number(0)),
         _or(index_boxes)]))
     union: exp.Expression = branches[0]
     for b in branches[1:] + [cells]:
