@@ -358,7 +358,8 @@ def test_stale_index_is_never_used(spark, table):
 def test_a_query_run_at_once_checks_the_head_itself(spark, table):
     """``planner.sql``'s text carries no head check of its own (the saved text does): the edge reads
     the head row, again whenever the cells' files change. An invalidation cut short after it dropped
-    the head and before the table's property (a crash between the two): ``planner.sql`` scans."""
+    the head and before the table's property (a crash between the two), or a cells table dropped by
+    hand: ``planner.sql`` scans."""
     src = _copy(spark, "heads")
     q = Q.format(t=src)
     want = _answer(spark, q.replace(src, f"{DB}.plain"))
@@ -373,3 +374,7 @@ def test_a_query_run_at_once_checks_the_head_itself(spark, table):
     text, explanation = rewritten(spark, q)
     assert explanation is not None and not explanation.used and "head row is gone" in explanation.reason
     assert _answer(spark, text) == want == _answer(spark, saved)
+    spark.sql(f"DROP TABLE {src}__cells")  # gone altogether: planner.sql still answers, by a scan
+    text, explanation = rewritten(spark, q)
+    assert explanation is not None and not explanation.used
+    assert _answer(spark, text) == want

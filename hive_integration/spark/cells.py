@@ -240,9 +240,11 @@ def checked_now(spark, ctx, cells_snapshot: str | None, remember: Callable[[tupl
     keyed by what it is given). A head that is gone makes the index unusable, said why."""
     from dataclasses import replace
 
-    if ctx.why_not or ctx.state is None or cells_snapshot is None:
-        return ctx  # unusable already, or the cells' files unknown: the text checks the head itself
+    if ctx.why_not or ctx.state is None:
+        return ctx
     state = ctx.state
+    if cells_snapshot is None:
+        return replace(ctx, why_not=f"the index's cells table {state.cells_table} cannot be read; the query scans")
     if remember(("head", state.cells_table.lower(), state.stamp, cells_snapshot), lambda: head_present(spark, state)):
         return replace(ctx, checked=True)
     return replace(ctx, why_not="the index's head row is gone (a write through the planner invalidated it); "
