@@ -56,7 +56,7 @@ class Case:
     prune: bool | None = None
     schema: dict | None = field(default_factory=lambda: {TABLE: WIDE_COLS})
     names: dict | None = None  # query -> Spark's output column names
-    state: str = "valid"  # valid | unbuilt | stale | short bounds | no bounds | catalog cells
+    state: str = "valid"  # valid | checked | unbuilt | stale | short bounds | no bounds | catalog cells
     layout: str = "test"  # test | many | partitionless | retyped
 
 
@@ -96,11 +96,11 @@ def _layouts(case: Case) -> dict[str, Layout]:
 
 
 def _indexes(case: Case, layout: Layout) -> dict[str, IndexContext]:
-    state = {"valid": _state(layout), "unbuilt": None, "stale": _state(layout),
+    state = {"valid": _state(layout), "checked": _state(layout), "unbuilt": None, "stale": _state(layout),
              "short bounds": _state(layout, bounds=BOUNDS[:1]), "no bounds": _state(layout, bounds=None),
              "catalog cells": _state(layout, cells="spark_catalog.tpch.lineitem__cells")}[case.state]
     why = "the table's files changed since the index was built" if case.state == "stale" else ""
-    return {TABLE: IndexContext(WIDE, state, why)}
+    return {TABLE: IndexContext(WIDE, state, why, checked=case.state == "checked")}
 
 
 Q = "FROM tpch.lineitem WHERE l_discount >= 0.05"
@@ -125,6 +125,8 @@ CASES = (
     Case("SELECT sum(l_quantity) AS s FROM tpch.lineitem WHERE (l_quantity > 20 OR l_quantity IS NULL) "
          "AND l_discount >= 0.05", "one partition scanned, the other from the index"),
     Case(f"SELECT count(*) {Q}", "a catalog-qualified cells table", state="catalog cells"),
+    Case("SELECT sum(l_quantity) AS s FROM tpch.lineitem WHERE (l_quantity > 20 OR l_quantity IS NULL) "
+         "AND l_discount >= 0.05", "as planner.sql runs it: the head checked at the edge", state="checked"),
     # the contexts a caller passes
     Case("SELECT count(*) FROM lineitem WHERE l_discount >= 0.05", "the current database", current_db="tpch"),
     Case("SELECT count(DISTINCT l_quantity) FROM lineitem", "a shape refused in the current database",
@@ -167,6 +169,8 @@ CASES = (
     # many partitions: boxes grouped, the largest first, at most eight
     Case("SELECT count(*), sum(l_quantity) AS q FROM tpch.lineitem WHERE l_shipdate >= DATE '1993-03-01' "
          "AND l_discount >= 0.03", "many partitions", layout="many"),
+    Case("SELECT count(*), sum(l_quantity) AS q FROM tpch.lineitem WHERE l_shipdate >= DATE '1993-03-01' "
+         "AND l_discount >= 0.03", "many partitions, as planner.sql runs it", layout="many", state="checked"),
 )
 
 
