@@ -46,10 +46,8 @@ def test_decimal_average_matches_spark(spark, type_, values):
     final = _final("avg", names, parse_type(type_)).sql(dialect="spark")
     source = _values(type_, values)
     partials = f"SELECT sum(v) AS {names['sum']}, count(v) AS {names['count']} FROM {source}"
-    want = spark.sql(f"SELECT avg(v) FROM {source}").collect()[0][0]
+    spark_df = spark.sql(f"SELECT avg(v) FROM {source}")
     got_df = spark.sql(f"SELECT {final} AS a FROM ({partials})")
-    got = got_df.collect()[0][0]
-    assert got_df.schema.fields[0].dataType.simpleString() == spark.sql(
-        f"SELECT avg(v) FROM {source}").schema.fields[0].dataType.simpleString()
+    want, got = spark_df.collect()[0][0], got_df.collect()[0][0]
+    assert got_df.schema.fields[0].dataType.simpleString() == spark_df.schema.fields[0].dataType.simpleString()
     assert isinstance(got, Decimal) and got == want, f"{type_}: {got} vs Spark's {want}"
-

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from dataclasses import replace
 from typing import Callable
 
 from sqlglot import exp
@@ -30,7 +31,14 @@ from sqlglot import exp
 from hive_integration.spark.catalog import CatalogEntry
 from hive_integration.spark.catalog_cache import forget
 from hive_integration.spark.join_ranges import table_snapshot
-from planner.emit.cells_sql import PAGE_ROWS, build_statements, cells_columns, cells_select, drop_stamps
+from planner.emit.cells_sql import (
+    PAGE_ROWS,
+    build_statements,
+    cells_columns,
+    cells_select,
+    drop_stamps,
+    head_count,
+)
 from planner.emit.ddl import table_expr
 from planner.model.aggregate_index import (
     HEAD,
@@ -221,14 +229,8 @@ def after_write(runner, layout: Layout, say: Callable[[str], None]) -> CellsStat
 
 def head_present(spark, state: CellsState) -> bool:
     """Whether the cells table holds the head row of ``state``'s build (the index is valid)."""
-    def ref(name: str) -> exp.Expression:
-        return exp.column(exp.to_identifier(name, quoted=True))
-
-    q = exp.select(exp.Count(this=exp.Star())).from_(table_expr(state.cells_table, "spark")).where(exp.and_(
-        exp.EQ(this=ref(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
-        exp.EQ(this=ref(PART_COLUMN), expression=exp.Literal.string(HEAD))))
     try:
-        return bool(_run(spark, q.sql(dialect="spark"))[0][0])
+        return bool(_run(spark, head_count(state.cells_table, state.stamp).sql(dialect="spark"))[0][0])
     except Exception:  # noqa: BLE001 - no cells table, no head: the index is not used
         return False
 
@@ -238,8 +240,6 @@ def checked_now(spark, ctx, cells_snapshot: str | None, remember: Callable[[tupl
     ``checked`` once the build's head row is in the cells table whose files are ``cells_snapshot``
     (listed for this query); the head is read again whenever they change (``remember``: a cache
     keyed by what it is given). A head that is gone makes the index unusable, said why."""
-    from dataclasses import replace
-
     if ctx.why_not or ctx.state is None:
         return ctx
     state = ctx.state

@@ -144,6 +144,13 @@ def head_select(index: AggregateIndex) -> exp.Select:
     return exp.select(*items)
 
 
+def head_count(cells: str, stamp: str, dialect: str = "spark") -> exp.Select:
+    """``SELECT COUNT(*)`` of build ``stamp``'s head row in ``cells``: 1 while that build is valid."""
+    return exp.select(exp.Count(this=exp.Star())).from_(table_expr(cells, dialect)).where(exp.and_(
+        exp.EQ(this=column_ref(STAMP_COLUMN), expression=exp.Literal.string(stamp)),
+        exp.EQ(this=column_ref(PART_COLUMN), expression=exp.Literal.string(HEAD))))
+
+
 def drop_stamps(cells: str, stamps: Sequence[str], dialect: str = "spark") -> list[str]:
     """Statements dropping the builds ``stamps`` (head first: a query that still sees the cells then
     sees no head and scans instead of counting them)."""
@@ -158,4 +165,5 @@ def drop_stamps(cells: str, stamps: Sequence[str], dialect: str = "spark") -> li
 
 
 __all__ = ["build_statements", "insert_into", "cells_columns", "cells_select", "create_cells", "bucket_expr", "head_select",
+           "head_count",
            "drop_stamps", "MAX_BOUNDS", "PAGE_ROWS"]

@@ -31,8 +31,8 @@ index (its head dropped) adds nothing.
 That check is for SQL saved to run later (``planner rewrite``). A query ``planner.sql`` runs at
 once carries neither ``<valid>`` nor the fallback branch (``IndexContext.checked``): the edge
 has just seen the table's files as the build left them and the head row in the cells table as it
-is now (read again whenever the cells' files change), and the two subqueries cost more than the
-rest of the index's part of the query (``benchmarks/results/agg_index_profile_sf1.md``).
+is now (read again whenever the cells' files change); Spark runs each subquery as a job of its
+own (``benchmarks/results/agg_index_profile_sf1.md`` times both texts).
 
 A row of a partition is read by exactly one branch or counted in exactly one cell: the interior
 box of a group is a product of bucket ranges, the same ranges as values on the table side and as
@@ -51,7 +51,8 @@ Results are Spark's own, types included:
   count with a division whose result scale is that very scale, t = min(38, s + 4) (the sum cast to
   DECIMAL(38 + s - t, s)); below scale 6, which no division's result goes below, it divides by
   count · 10^(2 - s) at scale 6 and multiplies back, so the one rounding is Spark's
-  (``tests/test_aggregate_finals_spark.py``); this needs ``spark.sql.decimalOperations.allowPrecisionLoss`` at its default (true);
+  (``tests/test_aggregate_finals_spark.py``); this needs
+  ``spark.sql.decimalOperations.allowPrecisionLoss`` at its default (true);
 * ``avg`` of an integer: Spark sums in DOUBLE; the partial sums are exact BIGINTs, and the total
   equals Spark's as long as every partial sum is below 2^53 (proved by the bound below);
 * a DOUBLE or FLOAT ``sum``/``avg`` adds in another order than a scan does. Spark's own result
@@ -80,11 +81,12 @@ import sqlglot
 from sqlglot import exp
 
 from planner.cnf.bind import needs_time_zone
+from planner.emit.cells_sql import head_count
 from planner.emit.conditions import column_ref, literal, partition_filter
+from planner.emit.ddl import table_expr
 from planner.errors import InputError
 from planner.model.aggregate_index import (
     CELLS,
-    HEAD,
     PART_COLUMN,
     ROWS_COLUMN,
     STAMP_COLUMN,
@@ -432,24 +434,9 @@ def _table(q: AggregateQuery) -> exp.Table:
     return t
 
 
-def _cells_ref(state: CellsState) -> exp.Table:
-    return exp.to_table(state.cells_table, dialect="spark")
-
-
-def _quoted_table(t: exp.Table) -> exp.Table:
-    for key in ("catalog", "db", "this"):
-        part = t.args.get(key)
-        if isinstance(part, exp.Identifier):
-            t.set(key, _ident(part.name))
-    return t
-
-
 def _valid(state: CellsState) -> exp.Expression:
     """The scalar subquery counting the build's head row (1 while the index is valid, else 0)."""
-    q = exp.select(exp.Count(this=exp.Star())).from_(_quoted_table(_cells_ref(state))).where(
-        exp.and_(exp.EQ(this=_col(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
-                 exp.EQ(this=_col(PART_COLUMN), expression=exp.Literal.string(HEAD))))
-    return exp.Subquery(this=q)
+    return exp.Subquery(this=head_count(state.cells_table, state.stamp))
 
 
 def _values(dim: GridDim, buckets, alias: str) -> exp.Expression:
@@ -661,7 +648,7 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     cells = exp.select(*[exp.alias_(_col(group_column(spec.groups.index(next(x for x in spec.groups if x[0] == g)))),
                                     g, quoted=True) for g in groups],
                        *[exp.alias_(_col(p.cells), p.name, quoted=True) for p in partials])
-    cells = cells.from_(_quoted_table(_cells_ref(state))).where(_and([
+    cells = cells.from_(table_expr(state.cells_table, "spark")).where(_and([
         exp.EQ(this=_col(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
         exp.EQ(this=_col(PART_COLUMN), expression=exp.Literal.string(CELLS)),
         None if valid is None else exp.GT(this=valid.copy(), expression=exp.Literal.number(0)),
