@@ -118,6 +118,27 @@ def test_grid_cover_inside_partial_and_null():
     assert got.none and "not a dimension" in got.reason
 
 
+@pytest.mark.parametrize("type_, values, where", [
+    ("decimal(15,2)", [D(q) for q in range(1, 51)], "l_quantity BETWEEN 1 AND 12"),  # whole numbers, scale 2
+    ("decimal(15,2)", [D(q) for q in range(1, 51)], "l_quantity > 12 AND l_quantity <= 30"),
+    ("decimal(15,2)", [D(q) for q in range(1, 51)], "l_quantity = 33"),
+    ("int", list(range(0, 100, 5)), "l_quantity BETWEEN 10 AND 20"),
+    ("date", [dt.date(1995, 1, 1) + dt.timedelta(days=7 * i) for i in range(20)], "l_quantity <= DATE '1995-02-05'"),
+])
+def test_a_narrow_column_gets_a_bucket_per_value_so_a_closed_range_cuts_none(type_, values, where):
+    """A bucket per sampled value, closed by the value's successor in the column's type: a closed
+    range over the values is a union of whole buckets, with no boundary to scan (``[12, 13)`` of a
+    DECIMAL(15,2) would hold 12.5 and be cut by ``<= 12``)."""
+    from planner.costmodel.index_grid import _value_bounds
+
+    bounds = _value_bounds(values, parse_type(type_))
+    dim = GridDim("l_quantity", type_, bounds)
+    c = GridCovers(_scan(where, {"l_quantity": type_}), (dim,)).cover({})
+    assert not c.none and c.boundary_free, c
+    for v in values:  # each sampled value alone in its bucket
+        assert dim.bucket_set(dim.bucket_of(v)).point_values() == (v,)
+
+
 
 @pytest.mark.parametrize("where, why", [
     ("x < l_orderkey", "the predicate has a clause over several columns"),
@@ -342,6 +363,24 @@ def test_build_statements_parse_and_name_every_cell_column():
     assert "PARTITION(`planner_stamp` = 's1', `planner_part` = 'head')" in stmts[2]
 
 
+def test_a_dimension_with_a_bucket_per_value_is_grouped_by_the_value_then_bucketed():
+    """The staged build: the inner aggregation groups by the values of ``by_value`` dimensions (no
+    bucket search on every row), the outer one buckets the groups and merges their partials, sums
+    cast back to the cells' types. The columns and their order are the one-stage build's."""
+    from planner.emit.cells_sql import cells_select
+
+    staged = replace(INDEX, dims=(replace(INDEX.dims[0], by_value=True),) + INDEX.dims[1:])
+    q = cells_select(staged, TABLE)
+    inner = q.find(exp.Subquery).this
+    assert "`l_discount` AS `planner_v0`" in inner.sql("spark") and "planner_b0" not in inner.sql("spark")
+    outer = q.sql("spark").split(" FROM (")[0]
+    assert "CAST(SUM(`planner_e0_sum`) AS DECIMAL(38, 4)) AS `planner_e0_sum`" in outer
+    assert "MIN(`planner_e0_min`)" in outer and "CAST(SUM(`planner_n`) AS BIGINT)" in outer
+    assert [e.alias for e in q.expressions] == [e.alias for e in cells_select(INDEX, TABLE).expressions]
+    assert GridDim.from_json(staged.dims[0].to_json()) == staged.dims[0]
+    assert "by_value" not in INDEX.dims[0].to_json()  # an older index keeps its digest
+
+
 def test_the_index_travels_with_the_layout_and_its_state_with_the_table():
     layout = _layout()
     back = Layout.loads(layout.dumps())
@@ -461,7 +500,8 @@ def test_the_index_is_priced_as_the_next_query_of_its_template_sees_it():
     second (on the held-out Q6 variants at SF 1, a price on the first had every served query read
     nothing from the table, where Spark read as much as without the index:
     ``benchmarks/results/agg_index_sf1.md``)."""
-    from planner.costmodel.aggregate_index import aggregate_scans, choose_index, derive_index, price_index
+    from planner.costmodel.aggregate_index import choose_index, price_index
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
     from planner.costmodel.cost import CostModel
 
     advice = _advise(_q6(12))
@@ -480,11 +520,30 @@ def test_the_index_is_priced_as_the_next_query_of_its_template_sees_it():
     assert chosen.index is None or chosen.rows_after > 0
 
 
+def test_a_query_the_rewrite_answers_through_the_index_is_priced_even_when_slower():
+    """The rewrite takes cells from the index for every query with a cell inside its box, whatever
+    its boundary and its extra relations cost; so the price counts each such query, slower or not
+    (where Spark plans a query slowly, every served one is slower), and such an index is declined."""
+    from planner.costmodel.aggregate_index import price_index
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
+    from planner.costmodel.cost import CostModel
+
+    advice = _advise(_q6(12))
+    slow = replace(advice.params.time, query=40 * advice.params.time.query)
+    model = CostModel(advice.analysis, advice.stats, replace(advice.params, time=slow))
+    queries = aggregate_scans(model, advice.workload)
+    cost = model.evaluate(replace(advice.result.best.layout, aggregate_index=None))
+    index = derive_index(model, queries, 64, 3)
+    price = price_index(model, cost, queries, index, seen_as=derive_index(model, queries, 64, 3, constants=False))
+    assert price.served and all(s.seconds > cost.per_scan[s.scan].seconds for s in price.served)
+    assert price.seconds_after > price.seconds_before and price.index is None and "saves" in price.declined
+
+
 def test_the_largest_value_of_a_narrow_column_is_a_bucket_of_its_own():
     """``l_discount = 0.10`` (the largest discount) is a whole bucket, not a part of [0.10, +inf):
     the held-out ``q-d`` lookups on it were refused (``lies inside single buckets``)."""
     from planner.cnf.valueset import ValueSet
-    from planner.costmodel.aggregate_index import aggregate_scans, derive_index
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
     from planner.costmodel.cost import CostModel
 
     advice = _advise(_q6(12))

@@ -86,9 +86,11 @@ def _index() -> AggregateIndex:
              ("`z`", "decimal(5,0)"), ("`w`", "decimal(20,1)"), ("`h`", "decimal(38,18)"),
              ("`d` * `i`", "decimal(23,2)"), ("`dt`", "date"), ("`s`", "string")]
     return AggregateIndex(
+        # d and i built by value (grouped by the value, the groups bucketed: a staged build), dt by a
+        # search on every row: both builds, merged in one cells table
         dims=(GridDim("dt", "date", months),
-              GridDim("d", "decimal(12,2)", tuple(Decimal(v) for v in range(0, 100, 10))),
-              GridDim("i", "int", tuple(range(0, 150, 10)))),
+              GridDim("d", "decimal(12,2)", tuple(Decimal(v) for v in range(0, 100, 10)), by_value=True),
+              GridDim("i", "int", tuple(range(0, 150, 10)), by_value=True)),
         groups=(("g", "int"), ("s", "string")),
         exprs=tuple(IndexedExpr(k, t) for k, t in sorted(exprs)))
 

@@ -15,9 +15,10 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from planner.costmodel.aggregate_index import aggregate_scans, choose_index, with_index
+from planner.costmodel.aggregate_index import choose_index, with_index
 from planner.costmodel.cost import CostModel, LayoutCost
 from planner.costmodel.current import is_current
+from planner.costmodel.index_grid import aggregate_scans
 from planner.costmodel.search import SearchResult, rank
 from planner.workload import Workload
 

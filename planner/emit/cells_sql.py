@@ -101,22 +101,61 @@ def _partition(stamp: str, part: str) -> exp.Partition:
 
 def cells_select(index: AggregateIndex, table: str, partition_column: str = "planner_pid",
                  dialect: str = "spark") -> exp.Select:
-    """The aggregation that computes every cell (the INSERT's query; its schema is checked first)."""
-    keys: list[exp.Expression] = [column_ref(partition_column)]
-    keys += [bucket_expr(d) for d in index.dims]
-    keys += [column_ref(c) for c, _ in index.groups]
+    """The aggregation that computes every cell (the INSERT's query; its schema is checked first).
+
+    A dimension with a bucket per value (``GridDim.by_value``) is grouped by the value itself, and
+    the few groups are bucketed and merged by an outer aggregation: the bucket search then runs
+    once per group, not once per row (a search over a hundred boundaries, evaluated on every row,
+    costs more than the rest of the aggregation). The outer sums are cast back to the cells' types;
+    under ANSI a total that does not fit raises there as it would have in one aggregation."""
     names = list(cells_columns(index))
-    items: list[exp.Expression] = [exp.alias_(k.copy(), n, quoted=True) for k, n in zip(keys, names)]
-    items.append(exp.alias_(exp.Count(this=exp.Star()), ROWS_COLUMN, quoted=True))
+    key_names = names[:1 + len(index.dims) + len(index.groups)]
+    staged = any(d.by_value for d in index.dims)
+    inner_keys: list[tuple[exp.Expression, str]] = [(column_ref(partition_column), names[0])]
+    for i, d in enumerate(index.dims):
+        inner_keys.append((column_ref(d.column), _value_column(i)) if staged and d.by_value else
+                          (bucket_expr(d), bucket_column(i)))
+    inner_keys += [(column_ref(c), group_column(i)) for i, (c, _) in enumerate(index.groups)]
     import sqlglot
 
     fns = {"sum": exp.Sum, "count": exp.Count, "min": exp.Min, "max": exp.Max}
+    aggregates: list[tuple[exp.Expression, str]] = [(exp.Count(this=exp.Star()), ROWS_COLUMN)]
     for i, e in enumerate(index.exprs):
         arg = sqlglot.parse_one(e.sql, read="spark")
-        for part, name in expr_columns(i, e.numeric).items():
-            items.append(exp.alias_(fns[part](this=arg.copy()), name, quoted=True))
-    q = exp.select(*items).from_(table_expr(table, dialect)).group_by(*[k.copy() for k in keys])
-    return q.order_by(*[exp.column(exp.to_identifier(n, quoted=True)) for n in names[:len(keys)]])
+        aggregates += [(fns[part](this=arg.copy()), name) for part, name in expr_columns(i, e.numeric).items()]
+    q = exp.select(*[exp.alias_(k.copy(), n, quoted=True) for k, n in inner_keys + aggregates])
+    q = q.from_(table_expr(table, dialect)).group_by(*[k.copy() for k, _ in inner_keys])
+    if staged:
+        q = _merged(index, q, aggregates)
+    return q.order_by(*[_ref(n) for n in key_names])
+
+
+def _value_column(i: int) -> str:
+    return f"planner_v{i}"
+
+
+def _ref(name: str) -> exp.Column:
+    return exp.column(exp.to_identifier(name, quoted=True))
+
+
+def _merged(index: AggregateIndex, inner: exp.Select, aggregates: list[tuple[exp.Expression, str]]) -> exp.Select:
+    """The outer aggregation of a staged build: buckets of the grouped values, partials merged."""
+    types = cells_columns(index)
+    keys: list[tuple[exp.Expression, str]] = [(_ref("planner_pid"), "planner_pid")]
+    for i, d in enumerate(index.dims):
+        keys.append((bucket_expr(d, _ref(_value_column(i))), bucket_column(i)) if d.by_value else
+                    (_ref(bucket_column(i)), bucket_column(i)))
+    keys += [(_ref(group_column(i)), group_column(i)) for i in range(len(index.groups))]
+    merged: list[exp.Expression] = []
+    for e, name in aggregates:
+        part = _ref(name)
+        if isinstance(e, exp.Min) or isinstance(e, exp.Max):
+            merged.append(exp.alias_(type(e)(this=part), name, quoted=True))
+        else:  # counts and sums add up; a sum's type is the cells column's, as in one aggregation
+            merged.append(exp.alias_(exp.Cast(this=exp.Sum(this=part), to=_type(types[name])), name, quoted=True))
+    cells = exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("planner_cells")))
+    return exp.select(*[exp.alias_(k, n, quoted=True) for k, n in keys], *merged).from_(cells).group_by(
+        *[k.copy() for k, _ in keys])
 
 
 def build_statements(index: AggregateIndex, table: str, cells: str, stamp: str, partition_column: str = "planner_pid",
@@ -154,16 +193,16 @@ def head_count(cells: str, stamp: str, dialect: str = "spark") -> exp.Select:
 def drop_stamps(cells: str, stamps: Sequence[str], dialect: str = "spark") -> list[str]:
     """Statements dropping the builds ``stamps`` (head first: a query that still sees the cells then
     sees no head and scans instead of counting them)."""
-    t = table_expr(cells, dialect).sql(dialect=dialect)
-    out = []
-    for part in (HEAD, CELLS):
-        for s in stamps:
-            spec = f"{exp.to_identifier(STAMP_COLUMN, quoted=True).sql(dialect)} = {exp.Literal.string(s).sql(dialect)}, " \
-                   f"{exp.to_identifier(PART_COLUMN, quoted=True).sql(dialect)} = {exp.Literal.string(part).sql(dialect)}"
-            out.append(f"ALTER TABLE {t} DROP IF EXISTS PARTITION ({spec})")
-    return out
+    return [drop_partition(cells, {STAMP_COLUMN: s, PART_COLUMN: part}, dialect) for part in (HEAD, CELLS) for s in stamps]
+
+
+def drop_partition(table: str, spec: dict[str, str], dialect: str = "spark") -> str:
+    """``ALTER TABLE table DROP IF EXISTS PARTITION (k = 'v', …)``: every partition matching ``spec``."""
+    part = exp.Partition(expressions=[exp.EQ(this=exp.column(exp.to_identifier(k, quoted=True)),
+                                             expression=exp.Literal.string(v)) for k, v in spec.items()])
+    return exp.Alter(this=table_expr(table, dialect), kind="TABLE",
+                     actions=[exp.DropPartition(expressions=[part], exists=True)]).sql(dialect=dialect)
 
 
 __all__ = ["build_statements", "insert_into", "cells_columns", "cells_select", "create_cells", "bucket_expr", "head_select",
-           "head_count",
-           "drop_stamps", "MAX_BOUNDS", "PAGE_ROWS"]
+           "head_count", "drop_stamps", "drop_partition", "MAX_BOUNDS", "PAGE_ROWS"]

@@ -49,11 +49,15 @@ GROUP_TYPES = ("tinyint", "smallint", "int", "bigint", "decimal", "string", "dat
 
 @dataclass(frozen=True)
 class GridDim:
-    """One dimension of the grid: a column, its Spark type and its bucket boundaries."""
+    """One dimension of the grid: a column, its Spark type and its bucket boundaries. ``by_value``:
+    the column has few values, each a bucket of its own (the advisor saw so in the sample); the build
+    then groups the rows by the value itself and buckets the few groups, not every row
+    (``planner.emit.cells_sql``). Either way a row lands in the same bucket."""
 
     column: str
     type: str
     bounds: tuple  # sorted, distinct values of the column's kind
+    by_value: bool = False
 
     @property
     def kind(self) -> Kind:
@@ -88,11 +92,13 @@ class GridDim:
         return bisect.bisect_right(self.bounds, value)
 
     def to_json(self) -> dict:
-        return {"column": self.column, "type": self.type, "bounds": [to_json(v) for v in self.bounds]}
+        out = {"column": self.column, "type": self.type, "bounds": [to_json(v) for v in self.bounds]}
+        return out | ({"by_value": True} if self.by_value else {})  # absent: the digest of older indexes holds
 
     @classmethod
     def from_json(cls, obj: Mapping) -> "GridDim":
-        return cls(str(obj["column"]), str(obj["type"]), tuple(from_json(v) for v in obj["bounds"]))
+        return cls(str(obj["column"]), str(obj["type"]), tuple(from_json(v) for v in obj["bounds"]),
+                   bool(obj.get("by_value", False)))
 
 
 @dataclass(frozen=True)

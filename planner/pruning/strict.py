@@ -110,11 +110,13 @@ class Cover:
 class GridCovers:
     """``cover(region)`` for one scan and one grid, memoised per (dimension, region's set)."""
 
-    def __init__(self, scan: ScanAnalysis, dims: Sequence[GridDim]):
+    def __init__(self, scan: ScanAnalysis, dims: Sequence[GridDim], memo: dict | None = None):
+        """``memo``: shared by the covers of many scans and grids (the advisor prices hundreds);
+        its keys name the whole dimension, boundaries included."""
         self.scan = scan
         self.dims = {d.column: d for d in dims}
         self.why = exact(scan)
-        self._memo: dict = {}
+        self._memo: dict = {} if memo is None else memo
 
     def cover(self, region: Region) -> Cover:
         if self.why:
@@ -144,13 +146,13 @@ class GridCovers:
         return Cover(whole=not dims, dims=tuple(dims))
 
     def _present(self, dim: GridDim, have: ValueSet | None) -> int:
-        key = ("present", dim.column, have)
+        key = ("present", dim, have)
         if key not in self._memo:
             self._memo[key] = sum(1 for k in [*range(dim.buckets), None] if _cell(dim, k, have) is not None)
         return self._memo[key]
 
     def _dim(self, dim: GridDim, have: ValueSet | None, want: ValueSet) -> DimCover | None:
-        key = (dim.column, have, want)
+        key = (dim, have, want)
         if key in self._memo:
             return self._memo[key]
         ins, part = [], []
