@@ -148,8 +148,10 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print,
             builds[k] = {"apply_seconds": seconds}
             if lay.aggregate_index is not None:
                 t = time.perf_counter()
-                state = build(spark, replace(lay, table=table), log)
+                steps: dict[str, float] = {}
+                state = build(spark, replace(lay, table=table), log, steps)
                 builds[k]["index_seconds"] = time.perf_counter() - t
+                builds[k]["index_steps"] = steps
                 builds[k]["index_bytes"] = state.bytes if state else None
                 builds[k]["cells"] = state.cells if state else None
     copy = build_copy(spark, src.table, f"{DB}.li_copy", cfg.row_group_bytes)
@@ -218,6 +220,8 @@ def report(fig: dict) -> str:
                      f"× a plain copy ({fig['copy_seconds']:.1f} s); {b['cells']:,} cells, "
                      f"{(b['index_bytes'] or 0) / 2**20:.2f} MiB = {(b['index_bytes'] or 0) / fig['table_bytes']:.2%} of "
                      f"the table ({fig['table_bytes'] / 2**20:.0f} MiB)")
+            if b.get("index_steps"):
+                line += "; its steps: " + ", ".join(f"{name} {s:.1f} s" for name, s in b["index_steps"].items())
         lines.append(line)
     lines += _lookups(fig)
     per: dict[str, list] = {}

@@ -3,9 +3,11 @@
 Runs on the tables ``benchmarks.agg_index_bench`` leaves in its state directory (``aggbench.li_pick``
 with its index, ``aggbench.li_pick_noindex`` without), after that benchmark, alone:
 
-* the build: the cells query as ``apply`` runs it, without its ORDER BY, without the aggregates of
-  the expressions, with ANSI off; a read of every column and a ``CREATE TABLE AS SELECT`` copy for
-  scale (each written to Spark's ``noop`` sink, the fastest of two runs);
+* the build: the cells query as ``apply`` runs it, in one aggregation (every row's bucket searched,
+  where the build groups by a narrow column's values first), without its ORDER BY, without the
+  aggregates of the expressions, with ANSI off; a read of every column and a ``CREATE TABLE AS
+  SELECT`` copy for scale (each written to Spark's ``noop`` sink, the fastest of two runs); then a
+  whole build, step by step (``cells.build``'s ``steps``);
 * a query the index serves: the plain query on the same layout without the index, the rewritten
   query (as ``planner.sql`` runs it, and as ``planner rewrite`` saves it), the planning of each
   (``EXPLAIN``), ``SELECT 1``, the index's head subquery alone, and a
@@ -34,6 +36,9 @@ def main(argv=None) -> int:
     from hive_integration.metastore.layouts import rewritten
     from planner.emit.ddl import layout_from_properties
     from hive_integration.spark.session import build_spark_session
+    from dataclasses import replace
+
+    from hive_integration.spark.cells import build as build_index
     from planner.emit.cells_sql import cells_select
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.agg_index_profile", description=__doc__.splitlines()[0])
@@ -66,6 +71,7 @@ def main(argv=None) -> int:
     if layout is None or layout.aggregate_index is None:
         raise SystemExit(f"{TABLE} carries no aggregate index: run benchmarks.agg_index_bench first")
     build = cells_select(layout.aggregate_index, TABLE, layout.partition_column)
+    one_stage = replace(layout.aggregate_index, dims=tuple(replace(d, by_value=False) for d in layout.aggregate_index.dims))
     unordered = build.copy()
     unordered.set("order", None)
     keys = [e for e in unordered.expressions if e.alias == "planner_pid" or e.alias.startswith("planner_b")]
@@ -79,11 +85,19 @@ def main(argv=None) -> int:
         rows.append(("build", label, time.perf_counter() - t))
         spark.sql("DROP TABLE aggbench.profile_copy")
     noop("build", "the cells query as apply runs it", build.sql("spark"))
+    if one_stage != layout.aggregate_index:
+        noop("build", "… in one aggregation (every row's bucket searched)",
+             cells_select(one_stage, TABLE, layout.partition_column).sql("spark"))
     noop("build", "… without its ORDER BY", unordered.sql("spark"))
     noop("build", "… and without the expressions' aggregates (count only)", counted.sql("spark"))
     spark.conf.set("spark.sql.ansi.enabled", "false")
     noop("build", "… without its ORDER BY, ANSI off", unordered.sql("spark"))
     spark.conf.unset("spark.sql.ansi.enabled")
+    steps: dict[str, float] = {}
+    t = time.perf_counter()
+    build_index(spark, layout, steps=steps)
+    rows.append(("build", "a whole build (`cells.build`)", time.perf_counter() - t))
+    rows += [("build", f"… step: {name}", s) for name, s in steps.items()]
 
     plain = QUERY.format(t="aggbench.li_pick_noindex")
     text, explanation = rewritten(spark, QUERY.format(t=TABLE))

@@ -44,6 +44,7 @@ from sqlglot import exp
 
 from hive_integration.apply.probe_check import probe_check, probe_items
 from hive_integration.spark.catalog_cache import forget
+from hive_integration.spark.step_clock import StepClock
 from hive_integration.spark.cells import after_write, invalidate
 from planner.emit.apply_sql import apply_statements, backup_name
 from planner.emit.ddl import (
@@ -388,23 +389,6 @@ def write_settings_restored(runner: Runner, statements: Sequence[str]) -> Iterat
 
 
 # ---- the report ---------------------------------------------------------------------------------
-class StepClock:
-    """Seconds per step into ``seconds`` (a step lasts from its ``start`` to the next one's, or
-    ``stop``); a step started again adds to its time."""
-
-    def __init__(self, seconds: dict[str, float]):
-        self.seconds, self.name, self.t0 = seconds, None, 0.0
-
-    def start(self, name: str) -> None:
-        self.stop()
-        self.name, self.t0 = name, time.monotonic()
-
-    def stop(self) -> None:
-        if self.name is not None:
-            self.seconds[self.name] = round(self.seconds.get(self.name, 0.0) + time.monotonic() - self.t0, 3)
-        self.name = None
-
-
 @dataclass
 class ApplyReport:
     table: str

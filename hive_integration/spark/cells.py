@@ -31,11 +31,13 @@ from sqlglot import exp
 from hive_integration.spark.catalog import CatalogEntry
 from hive_integration.spark.catalog_cache import forget
 from hive_integration.spark.join_ranges import table_snapshot
+from hive_integration.spark.step_clock import StepClock
 from planner.emit.cells_sql import (
     PAGE_ROWS,
     build_statements,
     cells_columns,
     cells_select,
+    drop_partition,
     drop_stamps,
     head_count,
 )
@@ -75,9 +77,7 @@ def invalidate(execute: Callable[[str], list], table: str, say: Callable[[str], 
     cells = cells_table(table)
     try:
         if _exists(execute, cells):
-            t = table_expr(cells, "spark").sql("spark")
-            spec = f"{exp.to_identifier(PART_COLUMN, quoted=True).sql('spark')} = {exp.Literal.string(HEAD).sql('spark')}"
-            execute(f"ALTER TABLE {t} DROP IF EXISTS PARTITION ({spec})")
+            execute(drop_partition(cells, {PART_COLUMN: HEAD}))
         key = exp.Literal.string(PROPERTY).sql("spark")
         execute(f"ALTER TABLE {table_expr(table, 'spark').sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({key})")
     except Exception as e:  # noqa: BLE001 - the caller's write must not run with a head left valid
@@ -106,8 +106,18 @@ def _columns(spark, table: str) -> dict[str, str]:
     return {f.name.lower(): f.dataType.simpleString() for f in fields}
 
 
-def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing) -> CellsState | None:
-    """Build ``layout``'s aggregate index on the table as it is now (None: not built, said why)."""
+def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing,
+          steps: dict[str, float] | None = None) -> CellsState | None:
+    """Build ``layout``'s aggregate index on the table as it is now (None: not built, said why).
+    ``steps``: where the build's time goes, step by step (``StepClock``), for the benchmarks."""
+    clock = StepClock(steps)
+    try:
+        return _build(spark, layout, say, clock)
+    finally:
+        clock.stop()
+
+
+def _build(spark, layout: Layout, say: Callable[[str], None], clock: StepClock) -> CellsState | None:
     spec = layout.aggregate_index
     table = layout.table
     if spec is None:
@@ -115,12 +125,13 @@ def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing) -> C
     cells = cells_table(table)
     want = cells_columns(spec)
     stmts = build_statements(spec, table, cells, "", layout.partition_column)
+    clock.start("checks")
     if _exists(lambda s: _run(spark, s), cells):
         have = _columns(spark, cells)
         expected = {k: str(parse_type(v)) for k, v in want.items()} | {STAMP_COLUMN: "string", PART_COLUMN: "string"}
         if {k: str(parse_type(v)) for k, v in have.items()} != expected:
             say(f"{cells} holds cells of another shape: dropping it (SQL saved before names its old columns)")
-            _run(spark, f"DROP TABLE {table_expr(cells, 'spark').sql('spark')}")
+            _run(spark, exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
     _run(spark, stmts[0])
     query = cells_select(spec, table, layout.partition_column, "spark")
     got = {f.name.lower(): f.dataType.simpleString() for f in spark.sql(query.sql(dialect="spark")).schema.fields}
@@ -128,6 +139,7 @@ def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing) -> C
     if wrong:
         say(f"aggregate index of {table} not built: Spark types its cells otherwise than the planner ({'; '.join(wrong[:3])})")
         return None
+    clock.start("snapshots")
     before = table_snapshot(spark, table)
     stamp = uuid.uuid4().hex[:16]
     stmts = build_statements(spec, table, cells, stamp, layout.partition_column)
@@ -135,18 +147,22 @@ def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing) -> C
     try:
         for k, v in BUILD_SETTINGS.items():
             spark.conf.set(k, v)
+        clock.start("cells")
         try:
             _run(spark, stmts[1])
         except Exception as e:  # noqa: BLE001 - an expression that raises under ANSI: no index, said why
             say(f"aggregate index of {table} not built: {str(e).splitlines()[0][:300]}")
             _drop(spark, cells, [stamp])
             return None
+        clock.start("figures")
         figures = _figures(spark, spec, cells, stamp)
+        clock.start("snapshots")
         after = table_snapshot(spark, table)
         if before is None or before != after:
             say(f"aggregate index of {table} not built: the table changed while it was built")
             _drop(spark, cells, [stamp])
             return None
+        clock.start("head")
         _run(spark, stmts[2])
     finally:
         for k, v in saved.items():
@@ -155,8 +171,10 @@ def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing) -> C
             else:
                 spark.conf.set(k, v)
     rows, count, bounds = figures
+    clock.start("old builds dropped")
     old = _stamps(spark, cells) - {stamp}
     _drop(spark, cells, sorted(old))
+    clock.start("size and state")
     size = None
     try:
         from hive_integration.spark.statistics_pass import table_files
