@@ -4,7 +4,7 @@ Runs on the tables ``benchmarks.agg_index_bench`` leaves in its state directory 
 with its index, ``aggbench.li_pick_noindex`` without), after that benchmark, alone:
 
 * the build: the cells query as ``apply`` runs it, in one aggregation (every row's bucket searched,
-  where the build groups by a narrow column's values first), without its ORDER BY, without the
+  where the build groups by a narrow column's values first), without its SORT BY, without the
   aggregates of the expressions, with ANSI off; a read of every column and a ``CREATE TABLE AS
   SELECT`` copy for scale (each written to Spark's ``noop`` sink, the fastest of two runs); then a
   whole build, step by step (``cells.build``'s ``steps``);
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     build = cells_select(layout.aggregate_index, TABLE, layout.partition_column)
     one_stage = replace(layout.aggregate_index, dims=tuple(replace(d, by_value=False) for d in layout.aggregate_index.dims))
     unordered = build.copy()
-    unordered.set("order", None)
+    unordered.set("sort", None)
     keys = [e for e in unordered.expressions if e.alias == "planner_pid" or e.alias.startswith("planner_b")]
     counted = unordered.copy()
     counted.set("expressions", [k.copy() for k in keys] + [exp.alias_(exp.Count(this=exp.Star()), "n")])
@@ -88,10 +88,10 @@ def main(argv=None) -> int:
     if one_stage != layout.aggregate_index:
         noop("build", "… in one aggregation (every row's bucket searched)",
              cells_select(one_stage, TABLE, layout.partition_column).sql("spark"))
-    noop("build", "… without its ORDER BY", unordered.sql("spark"))
+    noop("build", "… without its SORT BY", unordered.sql("spark"))
     noop("build", "… and without the expressions' aggregates (count only)", counted.sql("spark"))
     spark.conf.set("spark.sql.ansi.enabled", "false")
-    noop("build", "… without its ORDER BY, ANSI off", unordered.sql("spark"))
+    noop("build", "… without its SORT BY, ANSI off", unordered.sql("spark"))
     spark.conf.unset("spark.sql.ansi.enabled")
     steps: dict[str, float] = {}
     t = time.perf_counter()

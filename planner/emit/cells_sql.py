@@ -6,11 +6,12 @@
     INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'cells')
       SELECT planner_pid, <bucket of l_shipdate>, …, l_returnflag, COUNT(*), SUM(e), COUNT(e), MIN(e), MAX(e), …
       FROM db.t GROUP BY planner_pid, <buckets>, l_returnflag
-      ORDER BY planner_pid, <buckets>, l_returnflag
+      SORT BY planner_pid, <buckets>, l_returnflag
     INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'head') SELECT -1, NULL, …
 
-One pass over the columns the index needs; one sorted file of cells (sorted by the cell key, so
-a query's interior box reads few of its pages). The bucket of a value is a balanced search over
+One pass over the columns the index needs; files of cells each sorted by the cell key, so a
+query's interior box reads few of their pages (``SORT BY``: an ``ORDER BY`` samples its input to
+range-partition it, and that sample runs the whole aggregation once more). The bucket of a value is a balanced search over
 the boundaries (``CASE WHEN v < b_mid THEN (…) ELSE (…) END``, log2 of the boundaries deep)
 with literals of the column's own type, the same comparisons the rewrite's predicates make
 (``planner.rewrite.aggregate_rewrite``), so a row is in bucket ``k`` on both sides or on neither.
@@ -127,7 +128,7 @@ def cells_select(index: AggregateIndex, table: str, partition_column: str = "pla
     q = q.from_(table_expr(table, dialect)).group_by(*[k.copy() for k, _ in inner_keys])
     if staged:
         q = _merged(index, q, aggregates)
-    return q.order_by(*[_ref(n) for n in key_names])
+    return q.sort_by(*[_ref(n) for n in key_names])
 
 
 def _value_column(i: int) -> str:
