@@ -16,8 +16,8 @@
    give the rows read of the table and of the index (``numOutputRows`` of each scan), the wall
    time is the median of ``--runs`` warm runs, and every answer is compared with the table as
    loaded (DOUBLE: none here; every value must be equal);
-5. the index's build (a rebuild, timed) against a plain ``CREATE TABLE AS SELECT`` copy, and its
-   size against the table's.
+5. the index's build (a rebuild, timed step by step) against a plain ``CREATE TABLE AS SELECT``
+   copy, each the fastest of ``BUILD_ROUNDS``, in turns; and its size against the table's.
 
 The machine is shared: the load average is recorded at the start and the end, and wall times are
 only comparable within one run. The report goes to ``benchmarks/results/agg_index_sf<scale>.md``
@@ -102,6 +102,9 @@ def _measure(spark, target: Target, sql: str, runs: int):
             "reason": "" if explanation is None else explanation.reason}
 
 
+BUILD_ROUNDS = 2
+
+
 def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print, time_params=None) -> dict:
     from benchmarks.builds import build_copy, footprint
     from hive_integration.spark.cells import build
@@ -129,6 +132,7 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print,
                Target("current", "table as loaded", src.table, None)]
     builds = {}
     seen = {}
+    indexed: list[tuple[str, object]] = []  # (key, layout on its table) of the layouts with an index
     for key, adv in picks.items():
         layout = adv.layout
         variants = [(key, layout)]
@@ -147,15 +151,21 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print,
             targets.append(Target(k, label, table, lay, index=lay.aggregate_index is not None))
             builds[k] = {"apply_seconds": seconds}
             if lay.aggregate_index is not None:
-                t = time.perf_counter()
-                steps: dict[str, float] = {}
-                state = build(spark, replace(lay, table=table), log, steps)
-                builds[k]["index_seconds"] = time.perf_counter() - t
-                builds[k]["index_steps"] = steps
-                builds[k]["index_bytes"] = state.bytes if state else None
-                builds[k]["cells"] = state.cells if state else None
-    copy = build_copy(spark, src.table, f"{DB}.li_copy", cfg.row_group_bytes)
-    copy_seconds = copy.seconds
+                indexed.append((k, replace(lay, table=table)))
+    # the index build against a plain copy: fastest of BUILD_ROUNDS each, in turns (apply built each
+    # index once already; a build replaces it)
+    copy_seconds = None
+    for _ in range(BUILD_ROUNDS):
+        copy = build_copy(spark, src.table, f"{DB}.li_copy", cfg.row_group_bytes)
+        copy_seconds = copy.seconds if copy_seconds is None else min(copy_seconds, copy.seconds)
+        for k, lay in indexed:
+            t = time.perf_counter()
+            steps: dict[str, float] = {}
+            state = build(spark, lay, log, steps)
+            seconds = time.perf_counter() - t
+            if seconds < builds[k].get("index_seconds", float("inf")):
+                builds[k] |= {"index_seconds": seconds, "index_steps": steps}
+            builds[k] |= {"index_bytes": state.bytes if state else None, "cells": state.cells if state else None}
     shapes = {t.key: dict(zip(("files", "row_groups", "bytes"), footprint(spark, t.table))) for t in targets}
     table_bytes = shapes["current"]["bytes"]
     queries = [measured_wl.queries[i] for i in held]
@@ -177,7 +187,7 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print,
         if not target.full_scan:
             _count_holding(spark, target, queries)
     load.append(os.getloadavg())
-    out = {"scale": scale, "load_average": load, "advise_seconds": advise_seconds, "copy_seconds": copy_seconds,
+    out = {"scale": scale, "load_average": load, "build_rounds": BUILD_ROUNDS, "advise_seconds": advise_seconds, "copy_seconds": copy_seconds,
            "table_bytes": table_bytes, "builds": builds, "matching": matching, "shapes": shapes,
            "table_rows": src.stats.rows,
            "picks": {k: a.layout.describe() + (f" + {a.layout.aggregate_index.describe()}" if a.layout.aggregate_index
@@ -217,7 +227,8 @@ def report(fig: dict) -> str:
         line = f"- `{k}`: apply {b['apply_seconds']:.1f} s"
         if "index_seconds" in b:
             line += (f"; index build {b['index_seconds']:.1f} s = {b['index_seconds'] / max(fig['copy_seconds'] or 1, 1e-9):.2f}"
-                     f"× a plain copy ({fig['copy_seconds']:.1f} s); {b['cells']:,} cells, "
+                     f"× a plain copy ({fig['copy_seconds']:.1f} s; each the fastest of {fig.get('build_rounds', 1)}, "
+                     f"in turns); {b['cells']:,} cells, "
                      f"{(b['index_bytes'] or 0) / 2**20:.2f} MiB = {(b['index_bytes'] or 0) / fig['table_bytes']:.2%} of "
                      f"the table ({fig['table_bytes'] / 2**20:.0f} MiB)")
             if b.get("index_steps"):
