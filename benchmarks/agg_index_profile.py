@@ -31,15 +31,15 @@ QUERY = "SELECT sum(l_extendedprice * l_discount) AS revenue FROM {t} WHERE l_di
 
 
 def main(argv=None) -> int:
+    from dataclasses import replace
+
     from sqlglot import exp
 
     from hive_integration.metastore.layouts import rewritten
-    from planner.emit.ddl import layout_from_properties
-    from hive_integration.spark.session import build_spark_session
-    from dataclasses import replace
-
     from hive_integration.spark.cells import build as build_index
+    from hive_integration.spark.session import build_spark_session
     from planner.emit.cells_sql import cells_select
+    from planner.emit.ddl import layout_from_properties
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.agg_index_profile", description=__doc__.splitlines()[0])
     ap.add_argument("--state-dir", type=Path, default=Path("/tmp/planner-agg-bench"))
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     collect("query", "SELECT 1", "SELECT 1")
     collect("query", "the index's head subquery alone", f"SELECT COUNT(*) FROM {TABLE}__cells WHERE planner_part = 'head'")
     collect("query", "every cell read and summed", f"SELECT sum(planner_n) FROM {TABLE}__cells WHERE planner_part = 'cells'")
-    # the planner's own work per query (issue 31: at most 20 ms once the layout is known): ten texts
+    # the planner's own work per query (issue 31: at most 20 ms once the layout is known): nine texts
     # it has not seen (the text cache does not answer), the table's and the cells' files listed for each
     texts = [f"SELECT sum(l_extendedprice * l_discount) AS revenue FROM {TABLE} WHERE l_discount BETWEEN 0.0{a} "
              f"AND 0.0{a + 1} AND l_quantity BETWEEN {q} AND {q + 9}" for a, q in zip(range(9), range(1, 40, 4))]

@@ -44,8 +44,8 @@ from sqlglot import exp
 
 from hive_integration.apply.probe_check import probe_check, probe_items
 from hive_integration.spark.catalog_cache import forget
-from hive_integration.spark.step_clock import StepClock
 from hive_integration.spark.cells import after_write, invalidate
+from hive_integration.spark.step_clock import StepClock
 from planner.emit.apply_sql import apply_statements, backup_name
 from planner.emit.ddl import (
     TableMetadata,

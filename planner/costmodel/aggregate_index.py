@@ -71,9 +71,8 @@ MIN_GAIN = 0.01
 # What a served query costs beyond its plain one's fixed time, in queries' fixed time: Spark plans
 # the rewrite's extra relations (the table again, the cells) as it plans a query of its own. The
 # profile (benchmarks/results/agg_index_profile_sf1.md) times the planning of both texts: the
-# difference is under one ``TimeParams.query``, and with 1 the served Q6 query it times is priced
-# as long as Spark took. (SQL saved by ``planner rewrite`` also checks the index's head, twice: it
-# costs more than priced here.)
+# difference is under one ``TimeParams.query``. (SQL saved by ``planner rewrite`` also checks the
+# index's head, twice: it costs more than priced here.)
 REWRITE_EXTRA_QUERIES = 1
 
 

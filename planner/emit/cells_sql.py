@@ -11,8 +11,8 @@
 
 One pass over the columns the index needs; files of cells each sorted by the cell key, so a
 query's interior box reads few of their pages (``SORT BY``: an ``ORDER BY`` samples its input to
-range-partition it, and that sample runs the whole aggregation once more). The bucket of a value is a balanced search over
-the boundaries (``CASE WHEN v < b_mid THEN (…) ELSE (…) END``, log2 of the boundaries deep)
+range-partition it, and that sample runs the whole aggregation once more). The bucket of a value
+is a balanced search over the boundaries (``CASE WHEN v < b_mid THEN (…) ELSE (…) END``, log2 of the boundaries deep)
 with literals of the column's own type, the same comparisons the rewrite's predicates make
 (``planner.rewrite.aggregate_rewrite``), so a row is in bucket ``k`` on both sides or on neither.
 The head row is written last: the cells are valid once it exists.
@@ -128,29 +128,25 @@ def cells_select(index: AggregateIndex, table: str, partition_column: str = "pla
     q = q.from_(table_expr(table, dialect)).group_by(*[k.copy() for k, _ in inner_keys])
     if staged:
         q = _merged(index, q, aggregates)
-    return q.sort_by(*[_ref(n) for n in key_names])
+    return q.sort_by(*[column_ref(n) for n in key_names])
 
 
 def _value_column(i: int) -> str:
     return f"planner_v{i}"
 
 
-def _ref(name: str) -> exp.Column:
-    return exp.column(exp.to_identifier(name, quoted=True))
-
-
 def _merged(index: AggregateIndex, inner: exp.Select, aggregates: list[tuple[exp.Expression, str]]) -> exp.Select:
     """The outer aggregation of a staged build: buckets of the grouped values, partials merged."""
     types = cells_columns(index)
-    keys: list[tuple[exp.Expression, str]] = [(_ref("planner_pid"), "planner_pid")]
+    keys: list[tuple[exp.Expression, str]] = [(column_ref("planner_pid"), "planner_pid")]
     for i, d in enumerate(index.dims):
-        keys.append((bucket_expr(d, _ref(_value_column(i))), bucket_column(i)) if d.by_value else
-                    (_ref(bucket_column(i)), bucket_column(i)))
-    keys += [(_ref(group_column(i)), group_column(i)) for i in range(len(index.groups))]
+        keys.append((bucket_expr(d, column_ref(_value_column(i))), bucket_column(i)) if d.by_value else
+                    (column_ref(bucket_column(i)), bucket_column(i)))
+    keys += [(column_ref(group_column(i)), group_column(i)) for i in range(len(index.groups))]
     merged: list[exp.Expression] = []
     for e, name in aggregates:
-        part = _ref(name)
-        if isinstance(e, exp.Min) or isinstance(e, exp.Max):
+        part = column_ref(name)
+        if isinstance(e, (exp.Min, exp.Max)):
             merged.append(exp.alias_(type(e)(this=part), name, quoted=True))
         else:  # counts and sums add up; a sum's type is the cells column's, as in one aggregation
             merged.append(exp.alias_(exp.Cast(this=exp.Sum(this=part), to=_type(types[name])), name, quoted=True))
@@ -199,7 +195,7 @@ def drop_stamps(cells: str, stamps: Sequence[str], dialect: str = "spark") -> li
 
 def drop_partition(table: str, spec: dict[str, str], dialect: str = "spark") -> str:
     """``ALTER TABLE table DROP IF EXISTS PARTITION (k = 'v', …)``: every partition matching ``spec``."""
-    part = exp.Partition(expressions=[exp.EQ(this=exp.column(exp.to_identifier(k, quoted=True)),
+    part = exp.Partition(expressions=[exp.EQ(this=column_ref(k),
                                              expression=exp.Literal.string(v)) for k, v in spec.items()])
     return exp.Alter(this=table_expr(table, dialect), kind="TABLE",
                      actions=[exp.DropPartition(expressions=[part], exists=True)]).sql(dialect=dialect)
