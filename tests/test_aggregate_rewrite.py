@@ -210,3 +210,14 @@ def explain_golden() -> str:
 def test_the_aggregate_rewrite_matches_the_golden_file():
     assert GOLDEN.read_text(encoding="utf-8") == explain_golden(), \
         "the aggregate rewrite changed: ./dev golden, then read git diff tests/golden/"
+
+
+def test_a_failed_rewrite_names_the_querys_table_among_several_indexes():
+    """The explanation of an unforeseen failure is about the query's table, not the first index's."""
+    layouts = {"db.first": _layout(WIDE), TABLE: _layout(WIDE)}
+    failing = IndexContext(WIDE, _state(layouts[TABLE], bounds=None), "")
+    indexes = {"db.first": IndexContext(WIDE, _state(layouts["db.first"]), ""), TABLE: failing}
+    _, explained = explain_statement(f"SELECT sum(l_quantity) {Q}", layouts, dialect="spark",
+                                     schema={TABLE: WIDE_COLS, "db.first": WIDE_COLS}, indexes=indexes)
+    assert explained.table == TABLE and not explained.used
+    assert explained.reason.startswith("the aggregate rewrite failed")

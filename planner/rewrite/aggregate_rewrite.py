@@ -237,9 +237,20 @@ def _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names
     except InputError:
         raise
     except Exception as e:  # noqa: BLE001 - never a wrong answer, and never a query broken by the index
-        table = next(iter(indexes))  # the callers pass at least one index
-        return None, AggregateExplanation(table, False, f"the aggregate rewrite failed ({type(e).__name__}: {e}); "
-                                                        "the query scans")
+        return None, AggregateExplanation(_failed_table(sql, dialect, current_db, indexes), False,
+                                          f"the aggregate rewrite failed ({type(e).__name__}: {e}); the query scans")
+
+
+def _failed_table(sql, dialect, current_db, indexes) -> str:
+    """The table a failed rewrite is about: the query's own where its text names one, else the
+    index's when the caller passed one only (the callers pass at least one)."""
+    try:
+        table = _single_table(_parse(sql, dialect), current_db)
+    except Exception:  # noqa: BLE001 - the text itself may be what failed
+        table = None
+    if table is None and len(indexes) == 1:
+        table = next(iter(indexes))
+    return table or ", ".join(sorted(indexes))
 
 
 def _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, names):
