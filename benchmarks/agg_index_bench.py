@@ -200,11 +200,14 @@ def run(spark, scale: float, state_dir: Path, runs: int, reuse: bool, log=print,
 
 def report(fig: dict) -> str:
     m = sum(fig["matching"])
+    runs = fig.get("runs", 3)
+    runs_arg = "" if runs == 3 else f" --runs {runs}"
     lines = [f"# Aggregate index on held-out Q6 variants (SF {fig['scale']:g})", "",
              "Reproduce: `.venv/bin/python -m benchmarks.agg_index_bench --scale "
-             f"{fig['scale']:g}` (under `flock /work/spark.lock`). Load average at the start "
+             f"{fig['scale']:g}{runs_arg}` (under `flock /work/spark.lock`). Load average at the start "
              f"{fig['load_average'][0][0]:.1f}, at the end {fig['load_average'][-1][0]:.1f} (2 cores, shared): wall "
-             "times carry the noise of other jobs; rows read do not.", "",
+             f"times carry the noise of other jobs; rows read do not. Wall time per query: the median of {runs} "
+             f"warm run{'s' if runs != 1 else ''} after the measured one.", "",
              f"Advised on half of the seed-{ADVISE_SEED} draw (split seed {SPLIT_SEED}); measured on the held-out half "
              f"of the seed-{MEASURED_SEED} draw: {len(fig['matching'])} queries, {m:,} matching rows. Time model: "
              f"{fig.get('time_params', 'defaults')}"
@@ -332,6 +335,7 @@ def main(argv=None) -> int:
     fig = run(spark, args.scale, args.state_dir, args.runs, args.reuse,
               lambda m: print(f"[{time.perf_counter() - started:7.1f}s] {m}", flush=True), time_params)
     fig["time_params"] = "defaults" if time_params is None else time_params.source
+    fig["runs"] = args.runs
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / f"{name}.json").write_text(json.dumps(fig, indent=2, default=str))
     (args.out_dir / f"{name}.md").write_text(report(fig))
