@@ -381,6 +381,49 @@ def test_a_dimension_with_a_bucket_per_value_is_grouped_by_the_value_then_bucket
     assert "by_value" not in INDEX.dims[0].to_json()  # an older index keeps its digest
 
 
+def test_a_range_dimension_marked_grouped_is_staged_too():
+    """A range dimension over few values (``grouped``, a date) is grouped by the value first as well,
+    its range buckets searched on the groups: the same cells as the one-stage build."""
+    from planner.emit.cells_sql import cells_select
+
+    grouped = replace(INDEX, dims=INDEX.dims[:1] + (replace(INDEX.dims[1], grouped=True),) + INDEX.dims[2:])
+    assert grouped.dims[1].staged and not grouped.dims[1].by_value
+    inner = cells_select(grouped, TABLE).find(exp.Subquery).this.sql("spark")
+    assert f"`{INDEX.dims[1].column}` AS `planner_v1`" in inner and "planner_b1" not in inner
+    assert "`planner_b0`" in inner  # the other range dimension is still searched on every row
+    outer = cells_select(grouped, TABLE).sql("spark").split(" FROM (")[0]
+    assert bucket_expr(INDEX.dims[1], exp.column("planner_v1", quoted=True)).sql("spark") in outer
+    assert GridDim.from_json(grouped.dims[1].to_json()) == grouped.dims[1]
+    assert "grouped" not in INDEX.dims[1].to_json()  # an older index keeps its digest
+
+
+def test_a_range_dimension_is_grouped_for_the_build_only_where_its_values_are_few():
+    """The days of a ship date (2,520) times the discounts' values (11) are far fewer than the rows:
+    the build groups by the date first. Prices are nearly one per row: searched on every row. With
+    fewer rows than eight times the groups, nothing more is grouped."""
+    from planner.analysis.table_analysis import analyze_table
+    from planner.costmodel.cost import CostModel, CostParams
+    from planner.costmodel.index_grid import GROUPED_SHARE, grouped_for_build
+    from planner.workload import parse_workload
+
+    wl = parse_workload(_q6(4), schema=Schema({"lineitem": ADVISE_COLS}), tables=["lineitem"])
+    dims = (GridDim("l_extendedprice", "decimal(15,2)", (D("1000.00"), D("50000.00"))),
+            GridDim("l_shipdate", "date", (dt.date(1994, 1, 1), dt.date(1995, 1, 1))),
+            GridDim("l_discount", "decimal(15,2)", tuple(D(i) / 100 for i in range(12)), by_value=True))
+    index = AggregateIndex(dims, (), (IndexedExpr("`l_extendedprice` * `l_discount`", "decimal(31,4)"),))
+
+    def grouped(rows: int) -> list[bool]:
+        model = CostModel(analyze_table(wl, "lineitem", ADVISE_COLS), replace(_stats(), rows=rows),
+                          CostParams(row_group_rows=100_000))
+        got = grouped_for_build(model, index)
+        assert [d.bounds for d in got.dims] == [d.bounds for d in dims] and got.dims[2].staged
+        return [d.grouped for d in got.dims]
+
+    assert grouped(N_ROWS) == [False, True, False]
+    days = len(set(_stats().sample.column("l_shipdate").to_pylist()))
+    assert grouped(int(days * 11 / GROUPED_SHARE) - 1) == [False, False, False]
+
+
 def test_the_index_travels_with_the_layout_and_its_state_with_the_table():
     layout = _layout()
     back = Layout.loads(layout.dumps())

@@ -51,6 +51,7 @@ from planner.costmodel.index_grid import (
     MAX_DIMS,
     derive_index,
     grid_columns,
+    grouped_for_build,
 )
 from planner.costmodel.timing import ScanWork, scan_seconds
 from planner.model.aggregate_index import AggregateIndex, GridDim
@@ -372,7 +373,7 @@ def choose_index(model: CostModel, cost: LayoutCost, queries: dict[int, Aggregat
                     best = price
     if best is None:
         return IndexPrice(None, too_big or "no grid could be priced")
-    return best
+    return best if best.index is None else replace(best, index=grouped_for_build(model, best.index))
 
 
 def with_index(cost: LayoutCost, price: IndexPrice) -> LayoutCost:

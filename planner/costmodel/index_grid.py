@@ -16,6 +16,7 @@ The workload's aggregate queries on the table (``planner.workload.aggregates``) 
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Sequence
 
@@ -38,6 +39,9 @@ from planner.workload.scans import Schema
 
 EXACT_VALUES = 64  # a column with at most a quarter of this many sampled values always gets a bucket per value
 GROUP_VALUES = 64  # a GROUP BY column kept in the cells has at most this many sampled values
+# The build groups a range dimension by its values first when the groups stay under this share of the
+# table's rows (``grouped_for_build``). benchmarks/agg_index_profile.py times the cells query both ways.
+GROUPED_SHARE = 1 / 8
 MAX_DIMS = 4
 CANDIDATE_DIMS = 4  # columns whose sets of 1 to MAX_DIMS the search prices as grids
 MAX_BOUNDS = 255  # planner.emit.cells_sql.MAX_BOUNDS
@@ -115,6 +119,30 @@ def derive_index(model: CostModel, queries: dict[int, AggregateQuery], buckets: 
         dims.append(GridDim(a, str(parse_type(types[a])), bounds, by_value))
     return AggregateIndex(tuple(dims), tuple(sorted(groups.items())),
                           tuple(IndexedExpr(k, t) for k, t in sorted(exprs.items())))
+
+
+def grouped_for_build(model: CostModel, index: AggregateIndex) -> AggregateIndex:
+    """``index``, its range dimensions whose values are few marked ``grouped``: the build groups the
+    rows by their values before it buckets them (``planner.emit.cells_sql``); the cells are the
+    same. A dimension is grouped, the narrowest first, while the groups (the product of the staged
+    columns' and the group columns' sampled values) stay under ``GROUPED_SHARE`` of the table's
+    rows: the first aggregation then shrinks the rows at least that many times, and the bucket
+    search runs on the groups. (The grids are priced without it: it changes the build only.)"""
+    limit = GROUPED_SHARE * float(model.stats.rows)
+
+    def width(column: str) -> float:
+        return float(max(1, len(model.sample.uniques(column)))) if model.sample.has(column) else float("inf")
+
+    count = 1.0
+    for c in [d.column for d in index.dims if d.by_value] + [g for g, _ in index.groups]:
+        count *= width(c)
+    chosen: set[str] = set()
+    for d in sorted((d for d in index.dims if not d.staged), key=lambda d: width(d.column)):
+        if count * width(d.column) > limit:
+            break
+        count *= width(d.column)
+        chosen.add(d.column)
+    return replace(index, dims=tuple(replace(d, grouped=True) if d.column in chosen else d for d in index.dims))
 
 
 def _types(model: CostModel) -> dict[str, str]:
@@ -214,4 +242,5 @@ def _next(v, t):
         return None
 
 
-__all__ = ["aggregate_scans", "grid_columns", "derive_index", "EXACT_VALUES", "MAX_DIMS", "CANDIDATE_DIMS"]
+__all__ = ["aggregate_scans", "grid_columns", "derive_index", "grouped_for_build", "EXACT_VALUES", "MAX_DIMS",
+           "CANDIDATE_DIMS"]

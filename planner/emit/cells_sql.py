@@ -104,17 +104,18 @@ def cells_select(index: AggregateIndex, table: str, partition_column: str = "pla
                  dialect: str = "spark") -> exp.Select:
     """The aggregation that computes every cell (the INSERT's query; its schema is checked first).
 
-    A dimension with a bucket per value (``GridDim.by_value``) is grouped by the value itself, and
-    the few groups are bucketed and merged by an outer aggregation: the bucket search then runs
-    once per group, not once per row (a search over a hundred boundaries, evaluated on every row,
-    costs more than the rest of the aggregation). The outer sums are cast back to the cells' types;
-    under ANSI a total that does not fit raises there as it would have in one aggregation."""
+    A dimension whose values are few (``GridDim.staged``: a bucket per value, or range buckets over
+    a column with few values against the rows, such as a date) is grouped by the value itself, and
+    the groups are bucketed and merged by an outer aggregation: the bucket search then runs once
+    per group, not once per row (a search over a hundred boundaries, evaluated on every row, costs
+    more than the rest of the aggregation). The outer sums are cast back to the cells' types; under
+    ANSI a total that does not fit raises there as it would have in one aggregation."""
     names = list(cells_columns(index))
     key_names = names[:1 + len(index.dims) + len(index.groups)]
-    staged = any(d.by_value for d in index.dims)
+    staged = any(d.staged for d in index.dims)
     inner_keys: list[tuple[exp.Expression, str]] = [(column_ref(partition_column), names[0])]
     for i, d in enumerate(index.dims):
-        inner_keys.append((column_ref(d.column), _value_column(i)) if staged and d.by_value else
+        inner_keys.append((column_ref(d.column), _value_column(i)) if d.staged else
                           (bucket_expr(d), bucket_column(i)))
     inner_keys += [(column_ref(c), group_column(i)) for i, (c, _) in enumerate(index.groups)]
     import sqlglot
@@ -140,7 +141,7 @@ def _merged(index: AggregateIndex, inner: exp.Select, aggregates: list[tuple[exp
     types = cells_columns(index)
     keys: list[tuple[exp.Expression, str]] = [(column_ref("planner_pid"), "planner_pid")]
     for i, d in enumerate(index.dims):
-        keys.append((bucket_expr(d, column_ref(_value_column(i))), bucket_column(i)) if d.by_value else
+        keys.append((bucket_expr(d, column_ref(_value_column(i))), bucket_column(i)) if d.staged else
                     (column_ref(bucket_column(i)), bucket_column(i)))
     keys += [(column_ref(group_column(i)), group_column(i)) for i in range(len(index.groups))]
     merged: list[exp.Expression] = []

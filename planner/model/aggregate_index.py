@@ -50,14 +50,21 @@ GROUP_TYPES = ("tinyint", "smallint", "int", "bigint", "decimal", "string", "dat
 @dataclass(frozen=True)
 class GridDim:
     """One dimension of the grid: a column, its Spark type and its bucket boundaries. ``by_value``:
-    the column has few values, each a bucket of its own (the advisor saw so in the sample); the build
-    then groups the rows by the value itself and buckets the few groups, not every row
-    (``planner.emit.cells_sql``). Either way a row lands in the same bucket."""
+    the column has few values, each a bucket of its own (the advisor saw so in the sample).
+    ``grouped``: the column's buckets are ranges, but its values are few against the table's rows.
+    Either way (``staged``) the build groups the rows by the value itself and buckets the groups,
+    not every row (``planner.emit.cells_sql``); a row lands in the same bucket."""
 
     column: str
     type: str
     bounds: tuple  # sorted, distinct values of the column's kind
     by_value: bool = False
+    grouped: bool = False
+
+    @property
+    def staged(self) -> bool:
+        """The build groups the rows by this column's values before it buckets them."""
+        return self.by_value or self.grouped
 
     @property
     def kind(self) -> Kind:
@@ -93,12 +100,13 @@ class GridDim:
 
     def to_json(self) -> dict:
         out = {"column": self.column, "type": self.type, "bounds": [to_json(v) for v in self.bounds]}
-        return out | ({"by_value": True} if self.by_value else {})  # absent: the digest of older indexes holds
+        # each flag only when set: the digest of an older index holds
+        return out | ({"by_value": True} if self.by_value else {}) | ({"grouped": True} if self.grouped else {})
 
     @classmethod
     def from_json(cls, obj: Mapping) -> "GridDim":
         return cls(str(obj["column"]), str(obj["type"]), tuple(from_json(v) for v in obj["bounds"]),
-                   bool(obj.get("by_value", False)))
+                   bool(obj.get("by_value", False)), bool(obj.get("grouped", False)))
 
 
 @dataclass(frozen=True)
