@@ -13,9 +13,13 @@ with its index, ``aggbench.li_pick_noindex`` without), after that benchmark, alo
   (``EXPLAIN``), ``SELECT 1``, the index's head subquery alone, and a
   read of every cell (median of five warm runs).
 
-    .venv/bin/python -m benchmarks.agg_index_profile [--state-dir /tmp/planner-agg-bench]
+    .venv/bin/python -m benchmarks.agg_index_profile [--scale 1] [--build-only] [--state-dir /tmp/planner-agg-bench]
 
-Prints the table and writes ``benchmarks/results/agg_index_profile_sf1.md``.
+``--build-only``: the copy, the cells query as built and with its range dimensions grouped by value
+first (``GridDim.grouped``), and whole builds (both ways where they differ); nothing else (what
+fits in time at SF 10). ``--scale`` names the report: run it after
+``agg_index_bench`` at that scale. Prints the table and writes
+``benchmarks/results/agg_index_profile_sf<scale>[_build].md``.
 """
 from __future__ import annotations
 
@@ -43,8 +47,11 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m benchmarks.agg_index_profile", description=__doc__.splitlines()[0])
     ap.add_argument("--state-dir", type=Path, default=Path("/tmp/planner-agg-bench"))
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "agg_index_profile_sf1.md")
+    ap.add_argument("--scale", type=float, default=1.0, help="the scale agg_index_bench ran at (names the report)")
+    ap.add_argument("--build-only", action="store_true", help="the build's figures only")
+    ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
+    out = a.out or ROOT / "benchmarks" / "results" / f"agg_index_profile_sf{a.scale:g}{'_build' if a.build_only else ''}.md"
     spark = build_spark_session(a.state_dir / "spark", app_name="agg-index-profile", conf={"spark.driver.memory": "4g"})
     rows: list[tuple[str, str, float]] = []
     load0 = os.getloadavg()[0]
@@ -71,33 +78,46 @@ def main(argv=None) -> int:
     if layout is None or layout.aggregate_index is None:
         raise SystemExit(f"{TABLE} carries no aggregate index: run benchmarks.agg_index_bench first")
     build = cells_select(layout.aggregate_index, TABLE, layout.partition_column)
-    one_stage = replace(layout.aggregate_index, dims=tuple(replace(d, by_value=False) for d in layout.aggregate_index.dims))
+    one_stage = replace(layout.aggregate_index, dims=tuple(replace(d, by_value=False, grouped=False)
+                                                           for d in layout.aggregate_index.dims))
+    grouped = replace(layout.aggregate_index, dims=tuple(d if d.staged else replace(d, grouped=True)
+                                                         for d in layout.aggregate_index.dims))
     unordered = build.copy()
     unordered.set("sort", None)
     keys = [e for e in unordered.expressions if e.alias == "planner_pid" or e.alias.startswith("planner_b")]
     counted = unordered.copy()
     counted.set("expressions", [k.copy() for k in keys] + [exp.alias_(exp.Count(this=exp.Star()), "n")])
     spark.conf.set("spark.sql.ansi.enabled", "true")  # as the build runs
-    noop("build", "read every column (a copy's read)", f"SELECT * FROM {TABLE}")
+    if not a.build_only:
+        noop("build", "read every column (a copy's read)", f"SELECT * FROM {TABLE}")
     for label in ("CREATE TABLE AS SELECT copy", "CREATE TABLE AS SELECT copy, again"):
         t = time.perf_counter()
         spark.sql(f"CREATE TABLE aggbench.profile_copy STORED AS PARQUET AS SELECT * FROM {TABLE}")
         rows.append(("build", label, time.perf_counter() - t))
         spark.sql("DROP TABLE aggbench.profile_copy")
     noop("build", "the cells query as apply runs it", build.sql("spark"))
-    if one_stage != layout.aggregate_index:
+    if one_stage != layout.aggregate_index and not a.build_only:
         noop("build", "… in one aggregation (every row's bucket searched)",
              cells_select(one_stage, TABLE, layout.partition_column).sql("spark"))
-    noop("build", "… without its SORT BY", unordered.sql("spark"))
-    noop("build", "… and without the expressions' aggregates (count only)", counted.sql("spark"))
-    spark.conf.set("spark.sql.ansi.enabled", "false")
-    noop("build", "… without its SORT BY, ANSI off", unordered.sql("spark"))
+    if grouped != layout.aggregate_index:
+        noop("build", "… its range dimensions grouped by value first too (`GridDim.grouped`)",
+             cells_select(grouped, TABLE, layout.partition_column).sql("spark"))
+    if not a.build_only:
+        noop("build", "… without its SORT BY", unordered.sql("spark"))
+        noop("build", "… and without the expressions' aggregates (count only)", counted.sql("spark"))
+        spark.conf.set("spark.sql.ansi.enabled", "false")
+        noop("build", "… without its SORT BY, ANSI off", unordered.sql("spark"))
     spark.conf.unset("spark.sql.ansi.enabled")
-    steps: dict[str, float] = {}
-    t = time.perf_counter()
-    build_index(spark, layout, steps=steps)
-    rows.append(("build", "a whole build (`cells.build`)", time.perf_counter() - t))
-    rows += [("build", f"… step: {name}", s) for name, s in steps.items()]
+    # the layout's own index last: the queries below (and later runs) read its cells
+    for label, index in ([(", range dimensions grouped by value first", grouped)]
+                         if grouped != layout.aggregate_index else []) + [("", layout.aggregate_index)]:
+        steps: dict[str, float] = {}
+        t = time.perf_counter()
+        build_index(spark, replace(layout, aggregate_index=index), steps=steps)
+        rows.append(("build", f"a whole build (`cells.build`){label}", time.perf_counter() - t))
+        rows += [("build", f"… step: {name}", s) for name, s in steps.items()]
+    if a.build_only:
+        return _write(spark, rows, out, a, load0, layout, None)
 
     plain = QUERY.format(t="aggbench.li_pick_noindex")
     text, explanation = rewritten(spark, QUERY.format(t=TABLE))
@@ -126,17 +146,25 @@ def main(argv=None) -> int:
             raise SystemExit(f"the index did not serve {sql}: {explained}")
     rows.append(("query", f"the rewrite itself (planner.sql, before Spark runs the text), a new text, median of "
                           f"{len(texts)}; the slowest {max(walls) * 1000:.0f} ms", statistics.median(walls)))
+    return _write(spark, rows, out, a, load0, layout, text)
+
+
+def _write(spark, rows, out: Path, a, load0: float, layout, text: str | None) -> int:
     spark.stop()
-    lines = ["# Where the aggregate index's time goes (SF 1)", "",
-             f"Reproduce: `.venv/bin/python -m benchmarks.agg_index_profile` after `benchmarks.agg_index_bench --scale 1`, "
-             f"alone (load average {load0:.1f} at the start). Index: {layout.aggregate_index.describe()}. Query: "
-             f"`{QUERY.format(t=TABLE)}`.", "", "| part | what runs | seconds |", "|---|---|---:|"]
+    args = (f" --scale {a.scale:g}" if a.scale != 1 else "") + (" --build-only" if a.build_only else "")
+    lines = [f"# Where the aggregate index's time goes (SF {a.scale:g})", "",
+             f"Reproduce: `.venv/bin/python -m benchmarks.agg_index_profile{args}` after "
+             f"`benchmarks.agg_index_bench --scale {a.scale:g}`, alone (load average {load0:.1f} at the start). "
+             f"Index: {layout.aggregate_index.describe()}"
+             + (f". Query: `{QUERY.format(t=TABLE)}`." if text is not None else "."), "",
+             "| part | what runs | seconds |", "|---|---|---:|"]
     lines += [f"| {p} | {label} | {s:.3f} |" for p, label, s in rows]
-    lines += ["", "The rewritten query, as planner.sql runs it:", "", "```sql", text, "```"]
+    if text is not None:
+        lines += ["", "The rewritten query, as planner.sql runs it:", "", "```sql", text, "```"]
     report = "\n".join(lines) + "\n"
     print(report, end="")
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(report, encoding="utf-8")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report, encoding="utf-8")
     return 0
 
 
