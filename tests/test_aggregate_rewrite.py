@@ -212,12 +212,28 @@ def test_the_aggregate_rewrite_matches_the_golden_file():
         "the aggregate rewrite changed: ./dev golden, then read git diff tests/golden/"
 
 
-def test_a_failed_rewrite_names_the_querys_table_among_several_indexes():
-    """The explanation of an unforeseen failure is about the query's table, not the first index's."""
+def test_a_failed_rewrite_names_the_querys_table_among_several_indexes(monkeypatch):
+    """The explanation of an unforeseen failure is about the query's table (as the query's dialect
+    and current database name it), not the first index's; where the text names no single table,
+    about the indexed tables."""
+    import planner.rewrite.aggregate_rewrite as aggregate_rewrite
+
     layouts = {"db.first": _layout(WIDE), TABLE: _layout(WIDE)}
     failing = IndexContext(WIDE, _state(layouts[TABLE], bounds=None), "")
     indexes = {"db.first": IndexContext(WIDE, _state(layouts["db.first"]), ""), TABLE: failing}
-    _, explained = explain_statement(f"SELECT sum(l_quantity) {Q}", layouts, dialect="spark",
-                                     schema={TABLE: WIDE_COLS, "db.first": WIDE_COLS}, indexes=indexes)
-    assert explained.table == TABLE and not explained.used
-    assert explained.reason.startswith("the aggregate rewrite failed")
+    schema = {TABLE: WIDE_COLS, "db.first": WIDE_COLS}
+
+    def explained(sql: str, **kw):
+        return explain_statement(sql, layouts, dialect="spark", schema=schema, indexes=indexes, **kw)[1]
+
+    got = explained(f"SELECT sum(l_quantity) {Q}")
+    assert got.table == TABLE and not got.used and got.reason.startswith("the aggregate rewrite failed")
+
+    def fail(*args):
+        raise RuntimeError("unforeseen")
+
+    monkeypatch.setattr(aggregate_rewrite, "_aggregate", fail)
+    # backquotes: Spark's quoting, which the default dialect does not read; the current database
+    assert explained("SELECT count(*) FROM `lineitem` WHERE l_discount >= 0.05", current_db="tpch").table == TABLE
+    both = explained("SELECT count(*) FROM (SELECT * FROM tpch.lineitem) t")
+    assert both.table == "db.first, tpch.lineitem" and "unforeseen" in both.reason

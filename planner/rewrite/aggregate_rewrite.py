@@ -243,13 +243,11 @@ def _guarded(sql, layouts, dialect, schema, current_db, settings, indexes, names
 
 def _failed_table(sql, dialect, current_db, indexes) -> str:
     """The table a failed rewrite is about: the query's own where its text names one, else the
-    index's when the caller passed one only (the callers pass at least one)."""
+    indexed tables (the callers pass at least one)."""
     try:
         table = _single_table(_parse(sql, dialect), current_db)
     except Exception:  # noqa: BLE001 - the text itself may be what failed
         table = None
-    if table is None and len(indexes) == 1:
-        table = next(iter(indexes))
     return table or ", ".join(sorted(indexes))
 
 
