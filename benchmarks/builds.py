@@ -125,16 +125,21 @@ def _with_block_size(spark: SparkSession, block_bytes: int, fn):
             spark.conf.set("parquet.block.size", previous)
 
 
-def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, *, reuse: bool = False) -> Built:
-    """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``, timed."""
-    runner = SparkRunner(spark)
-    seconds = None
+def copy_sql(source: str, target: str) -> str:
+    """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``: a plain copy."""
     ctas = exp.Create(
         this=table_expr(target, "spark"), kind="TABLE",
         properties=exp.Properties(expressions=[exp.FileFormatProperty(this=exp.Var(this="PARQUET"),
                                                                       hive_format=True)]),
         expression=exp.select(exp.Star()).from_(table_expr(source, "spark")))
-    sql = ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
+    return ctas.sql(dialect="hive")  # STORED AS PARQUET is Hive syntax; Spark accepts it
+
+
+def build_copy(spark: SparkSession, source: str, target: str, block_bytes: int, *, reuse: bool = False) -> Built:
+    """``CREATE TABLE target STORED AS PARQUET AS SELECT * FROM source``, timed."""
+    runner = SparkRunner(spark)
+    seconds = None
+    sql = copy_sql(source, target)
     digest = _digest([sql])
     stages: list[Stage] = []
     if not (reuse and _fill_digest(spark, target) == digest and _complete(spark, target, source)):
