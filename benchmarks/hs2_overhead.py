@@ -80,9 +80,9 @@ def run(scale: float, state: Path, rounds: int, n_queries: int, log) -> dict:
     from hive_integration.metastore.hiveserver2 import HiveServer2Client
     from hive_integration.metastore.layouts import MetastoreLayouts
     from hive_integration.metastore.thrift_client import MetastoreClient
+    from planner.cli.apply import read_layout
     from planner.cli.rewrite import process
     from planner.emit.ddl import table_expr
-    from planner.model.layout import Layout
 
     def drop(name: str) -> str:
         return exp.Drop(tables=[table_expr(name, "spark")], kind="TABLE", exists=True).sql("spark")
@@ -107,7 +107,8 @@ def run(scale: float, state: Path, rounds: int, n_queries: int, log) -> dict:
         hs2.execute(copy_sql(src, copy))
         copy_seconds = time.perf_counter() - t
         hs2.execute(copy_sql(copy, table))
-        columns = {r[0]: r[1] for r in hs2.execute(f"DESCRIBE {DB}.lineitem") if r[0] and not r[0].startswith("#")}
+        described = hs2.execute(exp.Describe(this=table_expr(table, "spark")).sql("spark"))
+        columns = {r[0]: r[1] for r in described if r[0] and not r[0].startswith("#")}
         log(f"{DB}.lineitem and its copy created through HiveServer2 (copy {copy_seconds:.1f} s)")
 
         wl = generated("q6", 100, ADVISE_SEED, scale, columns)
@@ -123,8 +124,7 @@ def run(scale: float, state: Path, rounds: int, n_queries: int, log) -> dict:
         log(f"advised in {advised.seconds:.1f} s")
         applied = _cli("apply", str(work / "advice"), "--hiveserver2", f"{ts.host}:{ts.port}", cwd=work)
         log(f"applied through HiveServer2 in {applied.seconds:.1f} s")
-        layout = Layout.from_json(json.loads((work / "advice" / "layout.json").read_text()))
-        pick = layout.describe()
+        pick = read_layout(work / "advice").describe()
         said = [re.sub(r"^(\[[ \d.]+s\] )+", "", line.strip()) for line in (applied.stdout + "\n" + applied.stderr).splitlines()]
         index_note = "; ".join(line for line in said if line.startswith("aggregate index"))
 
@@ -153,10 +153,10 @@ def run(scale: float, state: Path, rounds: int, n_queries: int, log) -> dict:
             for s in SETUPS:
                 hs2.execute(text_for(s, k))
         timings = Timings()
-        answers: dict[tuple[str, int], list] = {}
         for r, k, s in schedule(SETUPS, rounds, list(range(len(texts)))):
-            answers[(s, k)] = _rows(timings.time(s, lambda: hs2.execute(text_for(s, k)), item=k, round=r))
-        wrong = sum(answers[(s, k)] != answers[("copy", k)] for s in SETUPS for k in range(len(texts)))
+            timings.time(s, lambda: _rows(hs2.execute(text_for(s, k))), item=k, round=r)
+        first = {x.item: x.value for x in reversed(timings.runs) if x.setup == "copy"}
+        wrong = sum(x.value != first[x.item] for x in timings.runs)  # every run's answer against the copy's
         fastest = {(s, k): min(x.seconds for x in timings.runs if x.setup == s and x.item == k)
                    for s in SETUPS for k in range(len(texts))}
         plan_diff = []

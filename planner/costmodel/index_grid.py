@@ -134,7 +134,7 @@ def grouped_for_build(model: CostModel, index: AggregateIndex) -> AggregateIndex
         return float(max(1, len(model.sample.uniques(column)))) if model.sample.has(column) else float("inf")
 
     count = 1.0
-    for c in [d.column for d in index.dims if d.by_value] + [g for g, _ in index.groups]:
+    for c in [d.column for d in index.dims if d.staged] + [g for g, _ in index.groups]:
         count *= width(c)
     chosen: set[str] = set()
     for d in sorted((d for d in index.dims if not d.staged), key=lambda d: width(d.column)):
