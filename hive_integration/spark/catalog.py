@@ -28,7 +28,7 @@ import functools
 import json
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from hive_integration.spark.columns import columns_from_schema_json
@@ -224,17 +224,19 @@ def _name(uri: str) -> str:
     return unquote(urlsplit(uri).path.rstrip("/").rpartition("/")[2])
 
 
-def listed_tree(spark, roots: Iterable[str], systems: dict | None = None) -> FileTree:
-    """``listed_files`` of every root, with the directories listed (``FileTree``)."""
-    jvm = _Jvm.of(spark)
-    systems = {} if systems is None else systems
+def walk(roots: Iterable[str], listing: Callable[[str], Sequence[tuple[str, bool, int, int]] | None]) -> FileTree | None:
+    """Every file under ``roots`` that Spark's file index lists (hidden names left out, with what
+    lies beneath them), and each directory listed with its subdirectories. ``listing(dir)``: the
+    directory's entries (URI, directory?, length, modification time); None from it gives None."""
     files, children = [], []
     for root in roots:
-        fs = _file_system(spark, jvm, root, systems)
         todo = [root]
         while todo:
             here, subdirs = todo.pop(), []
-            for uri, is_dir, length, modified in _statuses(jvm, fs.listStatus(jvm.path(jvm.uri(here)))):
+            found = listing(here)
+            if found is None:
+                return None
+            for uri, is_dir, length, modified in found:
                 if spark_skips(_name(uri)):
                     continue
                 if is_dir:
@@ -244,6 +246,17 @@ def listed_tree(spark, roots: Iterable[str], systems: dict | None = None) -> Fil
             todo += subdirs
             children.append((here, tuple(sorted(subdirs))))
     return FileTree(tuple(sorted(files)), tuple(children))
+
+
+def listed_tree(spark, roots: Iterable[str], systems: dict | None = None) -> FileTree:
+    """``listed_files`` of every root, with the directories listed (``FileTree``), through Hadoop."""
+    jvm = _Jvm.of(spark)
+    systems = {} if systems is None else systems
+
+    def listing(d: str) -> list[tuple[str, bool, int, int]]:
+        return _statuses(jvm, _file_system(spark, jvm, d, systems).listStatus(jvm.path(jvm.uri(d))))
+
+    return walk(roots, listing)
 
 
 def listed_files(spark, location: str, systems: dict | None = None) -> list[tuple[str, int, int]]:
@@ -341,4 +354,4 @@ def table_tree(spark, entry: CatalogEntry, systems: dict | None = None) -> FileT
 
 __all__ = ["CatalogEntry", "FileTree", "catalog_entries", "catalog_entry", "input_files", "listed_files",
            "listed_statuses", "listed_tree", "partition_locations", "spark_skips", "table_files", "table_tree",
-           "temp_view_exists", "temp_views"]
+           "temp_view_exists", "temp_views", "walk"]

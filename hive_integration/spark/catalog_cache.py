@@ -79,10 +79,13 @@ class CatalogIO(Protocol):
 
 # ---- the checks (pure) --------------------------------------------------------------------------
 def snapshot_digest(files: Iterable[tuple[str, int, int]], properties: Mapping[str, str]) -> str:
-    """A table's snapshot: its files (path, size, modification time) and its layout's checksum."""
+    """A table's snapshot: its files (path, size, modification time) and its layout's checksum.
+    Paths count as ``path_key`` reads them, so Hadoop's listing (``file:/w/s=a%20b/x``, through
+    Spark) and pyarrow's (``file:///w/s=a b/x``, ``hive_integration.metastore.file_catalog``) of the
+    same files give the same snapshot."""
     h = hashlib.sha256()
-    for f, length, modified in files:
-        h.update(f"{f}\0{length}\0{modified}\n".encode())
+    for (scheme, netloc, path), length, modified in sorted((path_key(f), n, m) for f, n, m in files):
+        h.update(f"{scheme}\0{netloc}\0{path}\0{length}\0{modified}\n".encode())
     h.update(str(properties.get("planner.layout.sha256", "")).encode())
     return h.hexdigest()[:32]
 

@@ -170,6 +170,36 @@ def footers(uris: Sequence[str], hadoop: Mapping[str, str] | None = None) -> lis
         return list(pool.map(lambda u: footer(u, hadoop), uris))
 
 
+def uri_of(location: str, path: str) -> str:
+    """The URI, in ``location``'s form (its scheme and authority), of ``path`` as the file system of
+    ``location`` (``file_system``) names it: a local or HDFS path, or ``bucket/key``."""
+    parts = urlsplit(location)
+    prefix = f"{parts.scheme}://{parts.netloc}" if parts.netloc else (f"{parts.scheme}:" if parts.scheme else "")
+    if kind_of(location) in ("s3", "gcs") and path.startswith(parts.netloc):
+        path = path[len(parts.netloc):]
+    path = path if path.startswith("/") else "/" + path
+    return prefix + quote(path, safe=URI_SAFE)
+
+
+URI_SAFE = "/=:@-._~!$&'()*+,;"  # what a path keeps unescaped in a URI (Hadoop's ``Path.toUri()``)
+
+
+def list_dir(location: str, hadoop: Mapping[str, str] | None = None) -> list[tuple[str, bool, int, int]] | None:
+    """The entries of one directory (URI, directory?, bytes, modification time in ms), unsorted;
+    None: it is gone, or its file system cannot be read here."""
+    found = file_system(location, hadoop)
+    if found is None:
+        return None
+    fs, path = found
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path.rstrip("/") or "/", recursive=False))
+    except (OSError, pa.ArrowException):  # FileNotFoundError included: the directory is gone
+        return None
+    return [(uri_of(location, i.path), i.type == pafs.FileType.Directory, int(i.size or 0),
+             int(i.mtime_ns // 1_000_000) if i.mtime_ns is not None else 0)
+            for i in infos if i.type in (pafs.FileType.File, pafs.FileType.Directory)]
+
+
 def list_files(location: str, hadoop: Mapping[str, str] | None = None,
                skip=None) -> list[tuple[str, int, int]] | None:
     """(URI, bytes, modification time in ms) of every file under ``location``, subfolders included,
@@ -181,8 +211,6 @@ def list_files(location: str, hadoop: Mapping[str, str] | None = None,
     if found is None:
         return None
     fs, root = found
-    parts = urlsplit(location)
-    prefix = f"{parts.scheme}://{parts.netloc}" if parts.netloc else (f"{parts.scheme}:" if parts.scheme else "")
     base = root.rstrip("/")
     out = []
     for info in fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
@@ -191,12 +219,10 @@ def list_files(location: str, hadoop: Mapping[str, str] | None = None,
         relative = info.path[len(base):].lstrip("/")
         if any(skip(name) for name in relative.split("/")):
             continue
-        mtime = int(info.mtime.timestamp() * 1000) if info.mtime is not None else 0
-        path = info.path if kind_of(location) == "local" or parts.netloc == "" else info.path[len(parts.netloc):]
-        path = path if path.startswith("/") else "/" + path
-        out.append((prefix + quote(path, safe="/=:@-._~!$&'()*+,;"), int(info.size), mtime))
+        mtime = int(info.mtime_ns // 1_000_000) if info.mtime_ns is not None else 0
+        out.append((uri_of(location, info.path), int(info.size), mtime))
     return sorted(out)
 
 
-__all__ = ["KINDS", "failure", "file_system", "footer", "footers", "hadoop_settings", "kind_of", "list_files",
-           "path_in", "s3_options"]
+__all__ = ["KINDS", "URI_SAFE", "failure", "file_system", "footer", "footers", "hadoop_settings", "kind_of", "list_dir",
+           "list_files", "path_in", "s3_options", "uri_of"]
