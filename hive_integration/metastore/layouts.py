@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Iterable, Mapping, Protocol
 
 from hive_integration.spark.catalog import CatalogEntry, temp_view_exists, temp_views
-from hive_integration.spark.catalog_cache import CatalogCache, SparkCatalogIO, session_cache
+from hive_integration.spark.catalog_cache import (
+    CatalogCache,
+    SparkCatalogIO,
+    session_cache,
+)
 from planner.emit.ddl import columns_of_create, layout_from_properties
 from planner.errors import LayoutError, SchemaError
 from planner.model.layout import Layout
@@ -155,22 +159,44 @@ def _table_layout(table: str, entry: CatalogEntry | None) -> TableLayout | None:
 
 
 class MetastoreLayouts(_Cached):
-    def __init__(self, client):
-        """``client``: an open ``hive_integration.metastore.thrift_client.MetastoreClient``."""
+    def __init__(self, client, hadoop: Mapping[str, str] | None = None):
+        """``client``: an open ``hive_integration.metastore.thrift_client.MetastoreClient``. Each
+        table's entry and files are read once, for as long as this source lives (one ``planner
+        rewrite`` run): the files through pyarrow (``file_catalog``; ``hadoop``: S3A settings), so
+        join ranges and the aggregate index are checked against the table as it is, with no Spark."""
+        # imported here: it loads pyarrow, which layout files (``FileLayouts``) never need
+        from hive_integration.metastore.file_catalog import MetastoreCatalogIO
+
         super().__init__()
         self.client = client
+        self.cache = CatalogCache(MetastoreCatalogIO(client, hadoop), ttl=math.inf, recheck=False)
+
+    def entry(self, table: str) -> CatalogEntry | None:
+        """``table``'s (``db.name``) catalog entry, or None when there is no such table."""
+        return self.cache.entry(_qualified(table))
+
+    def snapshots(self, tables: Iterable[str]) -> dict[str, str | None]:
+        """Each table's snapshot now (``join_ranges.table_snapshot``, from the files pyarrow lists)."""
+        keys = {t: _qualified(t) for t in tables}
+        found = self.cache.snapshots(keys.values())
+        return {t: found.get(k) for t, k in keys.items()}
 
     def _find(self, db: str, name: str) -> TableLayout | None:
-        found = self.client.table_info(db, name)  # one metastore call a table, once a run
-        if found is None:
+        entry = self.cache.entry(f"{db}.{name}")  # one metastore call a table, once a run
+        if entry is None or entry.view:
             return None
-        params, cols = found
+        params = dict(entry.properties)
         layout = _layout_of(params)
         if layout is None:
             return None
-        pcol = layout.partition_column.lower()
-        columns = {c.lower(): t for c, t in cols if c.lower() != pcol}
+        skip = set(entry.partition_columns) | {layout.partition_column.lower()}
+        columns = {c: t for c, t in entry.columns.items() if c not in skip}
         return TableLayout(f"{db}.{name}", layout, columns, JoinRanges.from_properties(params), params)
+
+
+def _qualified(table: str) -> str:
+    table = table.lower()
+    return table if "." in table else f"default.{table}"
 
 
 class FileLayouts(_Cached):
@@ -220,7 +246,8 @@ def layouts_of(tables: Iterable[tuple[str, str, str]], source: LayoutSource
 def index_contexts(spark, source, read, layouts) -> dict:
     """The aggregate index of each laid-out table of ``read`` (``(qualified, db, table)``), as
     ``planner.rewrite.aggregate_rewrite.IndexContext``: usable only when its build matches the table now
-    (``hive_integration.spark.cells.index_context``; without Spark it cannot be checked, and says so)."""
+    (``hive_integration.spark.cells.index_context``; the snapshot is the source's, a Spark session's
+    or a thrift metastore's listing; from layout files it cannot be checked, and says so)."""
     from hive_integration.spark.cells import index_context
 
     out = {}

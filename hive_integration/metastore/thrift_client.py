@@ -107,7 +107,7 @@ class MetastoreClient:
     def _table(self, db: str, table: str):
         return self._call(f"table {db}.{table}", "get_table", db, table)
 
-    def _table_or_none(self, db: str, table: str):
+    def table_or_none(self, db: str, table: str):
         """The table's metastore object; None when the database or the table does not exist."""
         try:
             return self._table(db, table)
@@ -124,11 +124,11 @@ class MetastoreClient:
         return list(self._call(f"database {db}", "get_all_tables", db))
 
     def table_exists(self, db: str, table: str) -> bool:
-        return self._table_or_none(db, table) is not None
+        return self.table_or_none(db, table) is not None
 
     def table_info(self, db: str, table: str) -> tuple[dict[str, str], list[tuple[str, str]]] | None:
         """(parameters, data columns as (name, Hive type)) of a table in one call; None when there is no such table."""
-        t = self._table_or_none(db, table)
+        t = self.table_or_none(db, table)
         if t is None:
             return None
         return dict(t.parameters or {}), [(c.name, c.type) for c in (t.sd.cols if t.sd else None) or []]
@@ -138,7 +138,7 @@ class MetastoreClient:
 
     def view_text(self, db: str, table: str) -> str | None:
         """The SQL of a view (Hive's expanded text, names qualified); None for a table or no such name."""
-        t = self._table_or_none(db, table)
+        t = self.table_or_none(db, table)
         if t is None or (t.tableType or "").upper() != "VIRTUAL_VIEW":
             return None
         return t.viewExpandedText or t.viewOriginalText or None
@@ -156,6 +156,10 @@ class MetastoreClient:
     def partition_names(self, db: str, table: str) -> list[str]:
         """``["p=1/q=a", ...]`` (values escaped as in the directory names)."""
         return list(self._call(f"table {db}.{table}", "get_partition_names", db, table, -1))
+
+    def partition_locations(self, db: str, table: str) -> list[str]:
+        """Where each partition's files are, in one call."""
+        return [p.sd.location for p in self._call(f"table {db}.{table}", "get_partitions", db, table, -1)]
 
     def partitions(self, db: str, table: str) -> list[PartitionInfo]:
         keys = [name for name, _ in self.partition_columns(db, table)]

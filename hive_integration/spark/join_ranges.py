@@ -387,10 +387,11 @@ def after_apply(runner, layout: Layout, say: Callable[[str], None], seconds: dic
 def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[str],
                  snapshots_of: Callable[[list[str]], Mapping[str, str | None]] | None = None):
     """``planner.rewrite.query_rewrite.JoinContext`` for a query reading ``read``: the ranges of its laid-out tables
-    and the snapshots (now) of the tables those ranges depend on and the query reads. Without a Spark
-    session (a thrift metastore, layout files) the snapshots are unknown and nothing prunes through
-    joins; ``explain`` says so. ``snapshots_of``: the tables' snapshots as the caller keeps them
-    (``SparkCatalogLayouts.snapshots``: None for a table a temporary view shadows), else read here."""
+    and the snapshots (now) of the tables those ranges depend on and the query reads.
+    ``snapshots_of``: the tables' snapshots as the caller keeps them (``SparkCatalogLayouts`` and
+    ``MetastoreLayouts.snapshots``: None for a table a temporary view shadows, or whose files cannot
+    be listed), else read through ``spark``. With neither (layout files) the snapshots are unknown
+    and nothing prunes through joins; ``explain`` says so."""
     from planner.rewrite.query_rewrite import JoinContext
 
     ranges = {k: v for k, v in tables.items() if v is not None}
@@ -398,25 +399,25 @@ def join_context(spark, tables: Mapping[str, JoinRanges | None], read: Iterable[
         return None
     read = set(read)
     need = {t for r in ranges.values() for c in r.columns for t in tables_of(c.column, r.table) if t in read}
-    if spark is None:
+    if snapshots_of is None and spark is None:
         return JoinContext(ranges, {t: None for t in need})
     return JoinContext(ranges, dict((snapshots_of or (lambda ts: snapshots(spark, ts)))(sorted(need))))
 
 
 def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Mapping, columns: dict):
     """The join context of a query reading ``read`` (``(qualified, db, table)``) whose laid-out tables
-    ``layouts`` came from ``source``; adds the joined tables' columns to ``columns`` (with Spark), so
-    their unqualified names resolve."""
+    ``layouts`` came from ``source``; adds the joined tables' columns to ``columns`` (from the
+    source's catalog entries, or Spark's), so their unqualified names resolve."""
     entries = getattr(source, "entry", None)
     joins = join_context(spark, {q: getattr(source.lookup(db, name), "join_ranges", None)
                                  for q, db, name in read if q in layouts}, [q for q, _, _ in read],
                          getattr(source, "snapshots", None))
-    if joins is not None and spark is not None:
-        from hive_integration.spark.columns import spark_columns
-
+    if joins is not None and (spark is not None or entries is not None):
         for q, db, name in read:
             if q in joins.snapshots and q not in columns:
                 if entries is None:
+                    from hive_integration.spark.columns import spark_columns
+
                     columns[q] = spark_columns(spark, table_ref(f"{db}.{name}"))
                 elif (entry := entries(f"{db}.{name}")) is not None:  # None: not readable, or a view shadows it
                     columns[q] = dict(entry.columns)
