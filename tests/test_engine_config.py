@@ -196,5 +196,7 @@ def test_hiveserver2_passwords_come_from_the_environment(tmp_path, monkeypatch):
         hiveserver2_login(HiveServer2Options("h:10000", "CUSTOM", "alice", "HS2_PW"), None, config, env)
     with pytest.raises(InputError, match="runs everything on HiveServer2 h:10000; drop --master"):
         hiveserver2_login(HiveServer2Options("h:10000"), EngineOptions(master="yarn"), config, env)
+    # the server's own metastore may be named beside it (apply builds the aggregate index through it)
+    assert hiveserver2_login(HiveServer2Options("h:10000"), EngineOptions(metastore="thrift://m:9083"), config, env)
     with pytest.raises(InputError, match="--hs2-user applies to --hiveserver2 HOST:PORT"):
         hiveserver2_login(HiveServer2Options(user="alice"), None, config, env)

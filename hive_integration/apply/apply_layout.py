@@ -172,16 +172,24 @@ class SparkRunner:
 
 
 class HiveServer2Runner:
-    """Statements on one HiveServer2 session (SETs persist across ``execute`` calls)."""
+    """Statements on one HiveServer2 session (SETs persist across ``execute`` calls). ``metastore``:
+    the thrift metastore the server's catalog is, when known (the aggregate index needs it)."""
 
-    def __init__(self, host: str, port: int, *, dialect: str = "hive", hash_function: str = "hash", **kw):
+    def __init__(self, host: str, port: int, *, dialect: str = "hive", hash_function: str = "hash",
+                 metastore: str | None = None, **kw):
         from hive_integration.metastore.hiveserver2 import HiveServer2Client
 
         self.client = HiveServer2Client(host, port, **kw)
-        self.dialect, self.hash_function = dialect, hash_function
+        self.dialect, self.hash_function, self.metastore = dialect, hash_function, metastore
 
     def execute(self, sql: str) -> list[tuple]:
         return self.client.execute(sql)
+
+    def build_engine(self):
+        """Where the aggregate index is built through this session (None without a metastore)."""
+        from hive_integration.metastore.hiveserver2_cells import HiveServer2Build
+
+        return None if self.metastore is None else HiveServer2Build(self, self.metastore)
 
     def close(self) -> None:
         self.client.close()

@@ -16,15 +16,17 @@ HiveServer2): plain ``ALTER TABLE``.
 At query time (``index_context``) the index holds when its state names the layout's generation and
 specification and the table's file snapshot is the one it was built from (as join ranges check
 theirs, ``join_ranges.table_snapshot``): an ``INSERT`` that bypassed the planner changes the
-snapshot, and the query scans. Without a Spark session (a thrift metastore, layout files) the
-snapshot cannot be read, and the index is not used.
+snapshot, and the query scans. Without a Spark session the snapshot is read through the thrift
+metastore and pyarrow (``hive_integration.metastore.file_catalog``); from layout files alone it
+cannot be, and the index is not used.
 """
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, ContextManager, Iterator, Protocol
 
 from sqlglot import exp
 
@@ -90,8 +92,65 @@ def _run(spark, sql: str) -> list:
     return spark.sql(sql).collect()
 
 
-def _stamps(spark, cells: str) -> set[str]:
-    rows = _run(spark, f"SHOW PARTITIONS {table_expr(cells, 'spark').sql('spark')}")
+class BuildEngine(Protocol):
+    """What a build asks of the engine it runs on: Spark in this process (``SparkBuild``) or a
+    HiveServer2 with the metastore beside it (``hive_integration.metastore.hiveserver2_cells``)."""
+
+    def run(self, sql: str) -> list: ...  # one statement's rows
+
+    def table_types(self, table: str) -> dict[str, str]: ...  # column (lower case) -> type, partition columns too
+
+    def query_types(self, sql: str) -> dict[str, str]: ...  # a query's output column -> type, without running it
+
+    def snapshot(self, table: str) -> str | None: ...  # ``join_ranges.table_snapshot`` of the table now
+
+    def settings(self, values: dict[str, str]) -> ContextManager[None]: ...  # set for the build, then put back
+
+    def size(self, table: str) -> int | None: ...  # bytes of the table's files (for the report)
+
+
+class SparkBuild:
+    """``BuildEngine`` on a Spark session in this process."""
+
+    def __init__(self, spark):
+        self.spark = spark
+
+    def run(self, sql: str) -> list:
+        return _run(self.spark, sql)
+
+    def table_types(self, table: str) -> dict[str, str]:
+        fields = self.spark.table(table_expr(table, "spark").sql("spark")).schema.fields
+        return {f.name.lower(): f.dataType.simpleString() for f in fields}
+
+    def query_types(self, sql: str) -> dict[str, str]:
+        return {f.name.lower(): f.dataType.simpleString() for f in self.spark.sql(sql).schema.fields}
+
+    def snapshot(self, table: str) -> str | None:
+        return table_snapshot(self.spark, table)
+
+    @contextmanager
+    def settings(self, values: dict[str, str]) -> Iterator[None]:
+        conf = self.spark.conf
+        saved = {k: conf.get(k, None) for k in values}
+        try:
+            for k, v in values.items():
+                conf.set(k, v)
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    conf.unset(k)
+                else:
+                    conf.set(k, v)
+
+    def size(self, table: str) -> int | None:
+        from hive_integration.spark.statistics_pass import table_files
+
+        return sum(s for _, s, _ in table_files(self.spark, table))
+
+
+def _stamps(engine: BuildEngine, cells: str) -> set[str]:
+    rows = engine.run(f"SHOW PARTITIONS {table_expr(cells, 'spark').sql('spark')}")
     out = set()
     for r in rows:
         for part in str(r[0]).split("/"):
@@ -101,23 +160,19 @@ def _stamps(spark, cells: str) -> set[str]:
     return out
 
 
-def _columns(spark, table: str) -> dict[str, str]:
-    fields = spark.table(table_expr(table, "spark").sql("spark")).schema.fields
-    return {f.name.lower(): f.dataType.simpleString() for f in fields}
-
-
 def build(spark, layout: Layout, say: Callable[[str], None] = _say_nothing,
-          steps: dict[str, float] | None = None) -> CellsState | None:
+          steps: dict[str, float] | None = None, engine: BuildEngine | None = None) -> CellsState | None:
     """Build ``layout``'s aggregate index on the table as it is now (None: not built, said why).
-    ``steps``: where the build's time goes, step by step (``StepClock``), for the benchmarks."""
+    ``steps``: where the build's time goes, step by step (``StepClock``), for the benchmarks.
+    ``engine``: where it runs (default: ``spark``, this process's session)."""
     clock = StepClock(steps)
     try:
-        return _build(spark, layout, say, clock)
+        return _build(engine if engine is not None else SparkBuild(spark), layout, say, clock)
     finally:
         clock.stop()
 
 
-def _build(spark, layout: Layout, say: Callable[[str], None], clock: StepClock) -> CellsState | None:
+def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], clock: StepClock) -> CellsState | None:
     spec = layout.aggregate_index
     table = layout.table
     if spec is None:
@@ -126,74 +181,67 @@ def _build(spark, layout: Layout, say: Callable[[str], None], clock: StepClock) 
     want = cells_columns(spec)
     stmts = build_statements(spec, table, cells, "", layout.partition_column)
     clock.start("checks")
-    if _exists(lambda s: _run(spark, s), cells):
-        have = _columns(spark, cells)
+    if _exists(engine.run, cells):
+        have = engine.table_types(cells)
         expected = {k: str(parse_type(v)) for k, v in want.items()} | {STAMP_COLUMN: "string", PART_COLUMN: "string"}
         if {k: str(parse_type(v)) for k, v in have.items()} != expected:
             say(f"{cells} holds cells of another shape: dropping it (SQL saved before names its old columns)")
-            _run(spark, exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
-    _run(spark, stmts[0])
+            engine.run(exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
+    engine.run(stmts[0])
     query = cells_select(spec, table, layout.partition_column, "spark")
-    got = {f.name.lower(): f.dataType.simpleString() for f in spark.sql(query.sql(dialect="spark")).schema.fields}
+    got = engine.query_types(query.sql(dialect="spark"))
     wrong = [f"{k}: {got.get(k)} (expected {v})" for k, v in want.items() if parse_type(got.get(k, "void")) != parse_type(v)]
     if wrong:
         say(f"aggregate index of {table} not built: Spark types its cells otherwise than the planner ({'; '.join(wrong[:3])})")
         return None
     clock.start("snapshots")
-    before = table_snapshot(spark, table)
+    before = engine.snapshot(table)
+    if before is None:
+        say(f"aggregate index of {table} not built: its files cannot be listed here, so nothing could tell a query "
+            "that the table is unchanged since the build")
+        return None
     stamp = uuid.uuid4().hex[:16]
     stmts = build_statements(spec, table, cells, stamp, layout.partition_column)
-    saved = {k: spark.conf.get(k, None) for k in BUILD_SETTINGS}
-    try:
-        for k, v in BUILD_SETTINGS.items():
-            spark.conf.set(k, v)
+    with engine.settings(BUILD_SETTINGS):
         clock.start("cells")
         try:
-            _run(spark, stmts[1])
+            engine.run(stmts[1])
         except Exception as e:  # noqa: BLE001 - an expression that raises under ANSI: no index, said why
             say(f"aggregate index of {table} not built: {str(e).splitlines()[0][:300]}")
-            _drop(spark, cells, [stamp])
+            _drop(engine, cells, [stamp])
             return None
         clock.start("figures")
-        figures = _figures(spark, spec, cells, stamp)
+        figures = _figures(engine, spec, cells, stamp)
         clock.start("snapshots")
-        after = table_snapshot(spark, table)
-        if before is None or before != after:
+        after = engine.snapshot(table)
+        if before != after:
             say(f"aggregate index of {table} not built: the table changed while it was built")
-            _drop(spark, cells, [stamp])
+            _drop(engine, cells, [stamp])
             return None
         clock.start("head")
-        _run(spark, stmts[2])
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+        engine.run(stmts[2])
     rows, count, bounds = figures
     clock.start("old builds dropped")
-    old = _stamps(spark, cells) - {stamp}
-    _drop(spark, cells, sorted(old))
+    old = _stamps(engine, cells) - {stamp}
+    _drop(engine, cells, sorted(old))
     clock.start("size and state")
     size = None
     try:
-        from hive_integration.spark.statistics_pass import table_files
-
-        size = sum(s for _, s, _ in table_files(spark, cells))
+        size = engine.size(cells)
     except Exception:  # noqa: BLE001 - a size for the report only
         pass
     state = CellsState(stamp, after, layout.generation, spec.digest, cells, rows, count, bounds,
                        tuple(want.items()), dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), size)
     pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v)) for k, v in state.properties().items()]
-    spark.sql(exp.Alter(this=table_expr(table, "spark"), kind="TABLE",
-                        actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
+    engine.run(exp.Alter(this=table_expr(table, "spark"), kind="TABLE",
+                         actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
     forget(table)  # planner.sql's caches in this process read the entry (its new state) again
     say(f"aggregate index of {table} built: {count:,} cells for {rows:,} rows in {cells}"
         + (f" ({size / 2**20:.1f} MiB)" if size else ""))
     return state
 
 
-def _figures(spark, spec, cells: str, stamp: str) -> tuple[int, int, tuple[float | None, ...]]:
+def _figures(engine: BuildEngine, spec, cells: str, stamp: str) -> tuple[int, int, tuple[float | None, ...]]:
     """(rows, cells, per expression a bound of Σ|e|: Σ count(e) · max(|min e|, |max e|) over the cells)."""
     def ref(name: str) -> exp.Expression:
         return exp.column(exp.to_identifier(name, quoted=True))
@@ -212,7 +260,7 @@ def _figures(spark, spec, cells: str, stamp: str) -> tuple[int, int, tuple[float
     q = exp.select(*items).from_(table_expr(cells, "spark")).where(exp.and_(
         exp.EQ(this=ref(STAMP_COLUMN), expression=exp.Literal.string(stamp)),
         exp.EQ(this=ref(PART_COLUMN), expression=exp.Literal.string("cells"))))
-    row = _run(spark, q.sql(dialect="spark"))[0]
+    row = engine.run(q.sql(dialect="spark"))[0]
     bounds, k = [], 2
     for e in spec.exprs:
         if e.numeric:
@@ -224,22 +272,25 @@ def _figures(spark, spec, cells: str, stamp: str) -> tuple[int, int, tuple[float
     return int(row[0] or 0), int(row[1] or 0), tuple(bounds)
 
 
-def _drop(spark, cells: str, stamps) -> None:
+def _drop(engine: BuildEngine, cells: str, stamps) -> None:
     for s in drop_stamps(cells, list(stamps), "spark"):
-        _run(spark, s)
+        engine.run(s)
 
 
 def after_write(runner, layout: Layout, say: Callable[[str], None]) -> CellsState | None:
-    """Build ``layout``'s index once a write is done (apply, append, relayout). Without a Spark
-    session (HiveServer2) it stays invalid, said so; a failure never fails the write."""
+    """Build ``layout``'s index once a write is done (apply, append, relayout): with the runner's
+    Spark session, or through its HiveServer2 when it knows the metastore (``build_engine``); else
+    it stays invalid, said so. A failure never fails the write."""
     if layout.aggregate_index is None:
         return None
     spark = getattr(runner, "spark", None)
-    if spark is None:
-        say("aggregate index not built: it is built with Spark (run without --hiveserver2); queries scan meanwhile")
+    engine = getattr(runner, "build_engine", lambda: None)() if spark is None else SparkBuild(spark)
+    if engine is None:
+        say("aggregate index not built: through HiveServer2 it needs the metastore to list the table's files (name it "
+            "with --metastore or hive.metastore.uris); queries scan meanwhile")
         return None
     try:
-        return build(spark, layout, say)
+        return build(spark, layout, say, engine=engine)
     except Exception as e:  # noqa: BLE001 - the data is in place; the index is an extra
         say(f"aggregate index not built: {str(e).splitlines()[0][:300]}")
         return None
@@ -280,9 +331,9 @@ def index_context(spark, table: str, layout: Layout, properties, entry: CatalogE
     if spec is None:
         return None
     state = CellsState.from_properties(properties or {})
-    if spark is None:
+    if spark is None and now is ...:
         return IndexContext(spec, state, "cannot check that the table is unchanged since the index was built "
-                                         "(its snapshot is read through Spark)")
+                                         "(no Spark session, and no listing of its files was given)")
     if state is None:
         return IndexContext(spec, None, "the index is not built (or was invalidated by a write through the planner)")
     if state.digest != spec.digest:
@@ -291,7 +342,10 @@ def index_context(spark, table: str, layout: Layout, properties, entry: CatalogE
         return IndexContext(spec, state, f"the index was built for another layout (generation {state.generation})")
     if now is ...:
         now = table_snapshot(spark, table, entry)
-    if now is None or now != state.snapshot:
+    if now is None:
+        return IndexContext(spec, state, "the table's files cannot be listed here, so nothing proves it unchanged "
+                                         "since the index was built; the query scans")
+    if now != state.snapshot:
         return IndexContext(spec, state, "the table changed since the index was built (an append or a write that "
                                          "bypassed the planner); the query scans")
     return IndexContext(spec, state)

@@ -13,7 +13,13 @@ from pathlib import Path
 import click
 
 from planner.cli.console import Console
-from planner.cli.engine import hiveserver2_login, start_spark, verbose
+from planner.cli.engine import (
+    check_metastore,
+    hiveserver2_login,
+    resolve_engine,
+    start_spark,
+    verbose,
+)
 from planner.cli.options import (
     EngineOptions,
     HiveServer2Options,
@@ -91,7 +97,9 @@ def runner_for(hs2: HiveServer2Options, engine: EngineOptions, console: Console)
 
     login = hiveserver2_login(hs2, engine)
     if login is not None:
-        runner = HiveServer2Runner(login.host, login.port, **login.client_options())
+        resolved = resolve_engine(engine)  # the metastore beside the server, if named: the index lists files through it
+        metastore = check_metastore(resolved.metastore, resolved.metastore_from) if resolved.remote else None
+        runner = HiveServer2Runner(login.host, login.port, metastore=metastore, **login.client_options())
         runner.client.open()  # a wrong password or address: one line now, before anything is read
         return runner, None
     spark, _ = start_spark(engine, console, verbose=verbose())

@@ -180,7 +180,8 @@ def hiveserver2_login(hs2: HiveServer2Options, engine: EngineOptions | None = No
         if given and not (address or "").lower() == "off":
             raise InputError(f"{given[0]} applies to --hiveserver2 HOST:PORT, which was not given")
         return None
-    conflicting = engine.given() if engine is not None else []
+    # --metastore may name the server's own metastore (the aggregate index lists the files through it)
+    conflicting = [o for o in engine.given() if o != "--metastore"] if engine is not None else []
     if conflicting:
         source = "--hiveserver2" if hs2.address else f"{config.where()} (hiveserver2.address)"
         raise InputError(f"{source} runs everything on HiveServer2 {address}; drop {'/'.join(conflicting)}"

@@ -148,7 +148,8 @@ def hiveserver2_options(fn):
     """``--hiveserver2 HOST:PORT`` and how to log in to it, passed on as one ``hs2`` argument."""
     @click.option("--hiveserver2", metavar="HOST:PORT",
                   help="Run the statements on HiveServer2 instead of an in-process Spark ('off': in-process even "
-                       "when planner.toml names one).")
+                       "when planner.toml names one). With --metastore (or hive.metastore.uris) naming the server's "
+                       "metastore, the aggregate index is built too.")
     @click.option("--hs2-auth", type=click.Choice(AUTH_MODES, case_sensitive=False), default=None,
                   help="HiveServer2's hive.server2.authentication (default: planner.toml's, else NOSASL, what "
                        "`python -m devtools.servers thriftserver` starts; Hive's own default is NONE).")

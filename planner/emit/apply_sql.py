@@ -66,7 +66,7 @@ from planner.model.write_plan import WritePlan, write_plan
 Z_COLUMN, CURVE_COLUMN, ORDER_COLUMN = "planner_z", "planner_curve", "planner_order"
 
 
-def _var_set(key: str, value: str) -> exp.Set:
+def var_set(key: str, value: str) -> exp.Set:
     return exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.Var(this=key), expression=exp.Var(this=value)))])
 
 
@@ -92,21 +92,21 @@ def dynamic_partition_settings(layout: Layout, dialect: str = "hive") -> list[ex
     ``SPARK_SETTINGS`` too."""
     n = len({p.id for p in layout.partitions} | {CATCH_ALL})
     out = [
-        _var_set("hive.exec.dynamic.partition", "true"),
-        _var_set("hive.exec.dynamic.partition.mode", "nonstrict"),
-        _var_set("hive.exec.max.dynamic.partitions", str(max(n, 1000))),
-        _var_set("hive.exec.max.dynamic.partitions.pernode", str(max(n, 100))),
+        var_set("hive.exec.dynamic.partition", "true"),
+        var_set("hive.exec.dynamic.partition.mode", "nonstrict"),
+        var_set("hive.exec.max.dynamic.partitions", str(max(n, 1000))),
+        var_set("hive.exec.max.dynamic.partitions.pernode", str(max(n, 100))),
     ]
     rows = dict(layout.meta).get("row_group_rows")
     if rows:
-        out.append(_var_set("parquet.block.row.count.limit", str(int(rows))))
+        out.append(var_set("parquet.block.row.count.limit", str(int(rows))))
     page = dict(layout.meta).get("page_rows")
     if page:
-        out.append(_var_set("parquet.page.row.count.limit", str(int(page))))
+        out.append(var_set("parquet.page.row.count.limit", str(int(page))))
     if dialect == "spark":
-        out += [_var_set(k, v) for k, v in SPARK_SETTINGS]
+        out += [var_set(k, v) for k, v in SPARK_SETTINGS]
     if _packed_tree(layout, dialect):
-        out += [_var_set(k, v if v is not None else str(n + 1)) for k, v in TREE_SETTINGS]
+        out += [var_set(k, v if v is not None else str(n + 1)) for k, v in TREE_SETTINGS]
     return out
 
 

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 from sqlglot import exp
 
 from planner.advice.relayout_plan import RelayoutPlan
-from planner.emit.apply_sql import _var_set, dynamic_partition_settings, insert_select
+from planner.emit.apply_sql import var_set, dynamic_partition_settings, insert_select
 from planner.emit.conditions import column_ref
 from planner.emit.ddl import create_table, table_expr
 from planner.model.layout import Layout
@@ -106,7 +106,7 @@ def relayout_script(plan: RelayoutPlan, columns: Mapping[str, str], source: str 
     if staged_locations:
         stmts.extend(add_partitions(source, plan.layout.partition_column, staged_locations, dialect=dialect))
     else:  # a DBA's script: copy the staged pieces in; dynamic overwrite touches only their partitions
-        stmts.append(_var_set("spark.sql.sources.partitionOverwriteMode", "dynamic"))
+        stmts.append(var_set("spark.sql.sources.partitionOverwriteMode", "dynamic"))
         cols = [column_ref(c) for c in columns] + [column_ref(plan.layout.partition_column)]
         stmts.append(exp.Insert(this=table_expr(source, dialect), overwrite=True,
                                 partition=exp.Partition(expressions=[

@@ -1,0 +1,129 @@
+"""The aggregate index on the DBA's path, with no Spark in the planner's process: ``planner apply
+--hiveserver2 … --metastore thrift://…`` builds it through the Spark Thrift Server, ``planner
+rewrite``/``explain`` over thrift answer from it (the table's files listed with pyarrow,
+``hive_integration.metastore.file_catalog``), the rewritten text run through HiveServer2 gives
+the plain table's answers, and a write that bypasses the planner stops its use by the next rewrite.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from decimal import Decimal
+
+import pytest
+from click.testing import CliRunner
+
+from hive_integration.metastore.hiveserver2 import HiveServer2Client
+from planner.cli.main import cli
+from planner.cnf.valueset import ValueSet
+from planner.emit.advice_folder import write_advice_folder
+from planner.model.aggregate_index import AggregateIndex, GridDim, IndexedExpr
+from planner.model.layout import Layout, Ordering, Partition, with_generation
+from planner.semantics.kinds import Kind
+
+DB = "dbaidx"
+COLUMNS = {"k": "bigint", "i": "int", "d": "decimal(12,2)", "dt": "date", "s": "string"}
+QUERIES = [
+    f"SELECT sum(d), count(*), min(dt) FROM {DB}.t WHERE dt >= DATE '2020-03-01' AND dt < DATE '2020-09-01'",
+    f"SELECT s, sum(d), avg(d), count(d) FROM {DB}.t WHERE d >= 10 AND d < 60 GROUP BY s ORDER BY s",
+    f"SELECT sum(i), max(d) FROM {DB}.t WHERE dt >= DATE '2020-02-01' AND d < 40",
+]
+
+
+def _layout(table: str) -> Layout:
+    K = Kind.INTEGER
+    below, above = ValueSet.range(K, None, 50, True, False), ValueSet.range(K, 50, None, True, False)
+    index = AggregateIndex(
+        dims=(GridDim("dt", "date", tuple(dt.date(2020, m, 1) for m in range(2, 13))),
+              GridDim("d", "decimal(12,2)", tuple(Decimal(v) for v in range(0, 100, 10)), by_value=True)),
+        groups=(("s", "string"),),
+        exprs=(IndexedExpr("`d`", "decimal(12,2)"), IndexedExpr("`dt`", "date"), IndexedExpr("`i`", "int")))
+    return with_generation(Layout(table, "ranges of i", (Partition(1, (("i", below),)),
+                                                         Partition(2, (("i", above.union(ValueSet.only_null(K))),))),
+                                  Ordering("sort", ("dt",)), kinds=(("i", K),), types=(("i", "int"),),
+                                  aggregate_index=index))
+
+
+def _hs2(server):
+    return HiveServer2Client(server.host, server.port)
+
+
+def _rows(server, sql: str) -> list:
+    with _hs2(server) as hs2:
+        return [tuple(str(v) for v in r) for r in hs2.execute(sql)]
+
+
+@pytest.fixture(scope="module")
+def table(thrift_server):
+    with _hs2(thrift_server) as hs2:
+        hs2.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
+    _drop_tables(thrift_server)
+    with _hs2(thrift_server) as hs2:
+        cols = ", ".join(f"{c} {t}" for c, t in COLUMNS.items())
+        hs2.execute(f"CREATE TABLE {DB}.t ({cols}) STORED AS PARQUET")
+        # 3,000 rows; NULLs in every column but k
+        hs2.execute(f"""INSERT INTO {DB}.t SELECT id,
+            IF(id % 17 = 0, NULL, CAST(id % 100 AS INT)),
+            IF(id % 19 = 0, NULL, CAST((id * 7) % 10000 / 100 AS DECIMAL(12,2))),
+            IF(id % 23 = 0, NULL, date_add(DATE '2020-01-01', CAST(id % 366 AS INT))),
+            IF(id % 29 = 0, NULL, concat('s', CAST(id % 3 AS STRING)))
+            FROM range(3000)""")
+        hs2.execute(f"CREATE TABLE {DB}.plain STORED AS PARQUET AS SELECT * FROM {DB}.t")
+    yield f"{DB}.t"
+    _drop_tables(thrift_server)  # the database stays (dropping it through this server fails: NoSuchObject)
+
+
+def _drop_tables(server) -> None:
+    with _hs2(server) as hs2:
+        for row in hs2.execute(f"SHOW TABLES IN {DB}"):
+            hs2.execute(f"DROP TABLE {DB}.{row[1]}")
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def _explained(queries, metastore) -> list[dict]:
+    out = _cli("explain", str(queries), "--metastore", metastore.uri, "--format", "json")
+    return [s.get("aggregate_index") or {} for s in json.loads(out[out.index("["):])]
+
+
+def test_the_dba_path_builds_the_index_and_answers_from_it_without_spark(thrift_server, metastore, table, tmp_path):
+    advice = write_advice_folder(tmp_path / "advice", _layout(table), COLUMNS)
+    applied = _cli("apply", str(advice), "--hiveserver2", f"{thrift_server.host}:{thrift_server.port}",
+                   "--metastore", metastore.uri)
+    assert f"aggregate index of {table} built" in applied, applied
+    queries = tmp_path / "q.sql"
+    queries.write_text(";\n".join(QUERIES) + ";\n")
+
+    # rewritten over thrift, with no JVM in this process: the interior cells come from the index
+    assert [e.get("used") for e in _explained(queries, metastore)] == [True, True, True]
+    out = _cli("rewrite", str(queries), "--metastore", metastore.uri, "--format", "json")
+    rewritten = [s["sql"] for s in json.loads(out[out.index("["):])]
+    assert all("t__cells" in sql for sql in rewritten)
+    for sql, new in zip(QUERIES, rewritten):
+        assert _rows(thrift_server, new) == _rows(thrift_server, sql.replace(f"{DB}.t ", f"{DB}.plain ")), new
+
+    # a write that bypasses the planner: the next rewrite sees the files changed, and scans
+    rows = {1: "(90001, 5, 25.00, DATE '2020-04-04', 's1')", 2: "(90002, 70, 55.50, DATE '2020-07-07', NULL)"}
+    with _hs2(thrift_server) as hs2:
+        for pid, row in rows.items():
+            hs2.execute(f"INSERT INTO {DB}.t PARTITION (planner_pid = {pid}) VALUES {row}")
+            hs2.execute(f"INSERT INTO {DB}.plain VALUES {row}")
+    after = _explained(queries, metastore)
+    assert not any(e.get("used") for e in after)
+    assert all("changed since the index was built" in e.get("reason", "") for e in after), after
+    out = _cli("rewrite", str(queries), "--metastore", metastore.uri, "--format", "json")
+    for sql, new in zip(QUERIES, [s["sql"] for s in json.loads(out[out.index("["):])]):
+        assert _rows(thrift_server, new) == _rows(thrift_server, sql.replace(f"{DB}.t ", f"{DB}.plain ")), new
+
+
+def test_without_the_metastore_the_apply_says_why_the_index_is_not_built(thrift_server, table, tmp_path):
+    with _hs2(thrift_server) as hs2:
+        hs2.execute(f"CREATE TABLE {DB}.u STORED AS PARQUET AS SELECT * FROM {DB}.plain")
+    advice = write_advice_folder(tmp_path / "advice", _layout(f"{DB}.u"), COLUMNS)
+    applied = _cli("apply", str(advice), "--hiveserver2", f"{thrift_server.host}:{thrift_server.port}")
+    assert "aggregate index not built: through HiveServer2 it needs the metastore" in applied, applied
