@@ -173,7 +173,8 @@ class SparkRunner:
 
 class HiveServer2Runner:
     """Statements on one HiveServer2 session (SETs persist across ``execute`` calls). ``metastore``:
-    the thrift metastore the server's catalog is, when known (the aggregate index needs it)."""
+    the thrift metastore the server's catalog is, when known (the aggregate index and join ranges
+    need it, to list the tables' files)."""
 
     def __init__(self, host: str, port: int, *, dialect: str = "hive", hash_function: str = "hash",
                  metastore: str | None = None, **kw):
@@ -187,9 +188,15 @@ class HiveServer2Runner:
 
     def build_engine(self):
         """Where the aggregate index is built through this session (None without a metastore)."""
-        from hive_integration.metastore.hiveserver2_cells import HiveServer2Build
+        from hive_integration.metastore.hiveserver2_builds import HiveServer2Build
 
         return None if self.metastore is None else HiveServer2Build(self, self.metastore)
+
+    def ranges_engine(self):
+        """Where join ranges are computed through this session (None without a metastore)."""
+        from hive_integration.metastore.hiveserver2_builds import HiveServer2Ranges
+
+        return None if self.metastore is None else HiveServer2Ranges(self, self.metastore)
 
     def close(self) -> None:
         self.client.close()

@@ -94,7 +94,7 @@ def _run(spark, sql: str) -> list:
 
 class BuildEngine(Protocol):
     """What a build asks of the engine it runs on: Spark in this process (``SparkBuild``) or a
-    HiveServer2 with the metastore beside it (``hive_integration.metastore.hiveserver2_cells``)."""
+    HiveServer2 with the metastore beside it (``hive_integration.metastore.hiveserver2_builds``)."""
 
     def run(self, sql: str) -> list: ...  # one statement's rows
 

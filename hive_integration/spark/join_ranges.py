@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Protocol, Sequence
 
 from sqlglot import exp
 
@@ -118,8 +118,55 @@ class _Snapshots:
         return {t: found[k] for t, k in keys.items()}
 
 
+# ---- where the ranges are computed ------------------------------------------------------------------
+class RangesEngine(Protocol):
+    """What computing and storing the ranges asks of an engine: a Spark session in this process
+    (``SparkRanges``) or a HiveServer2 with its metastore (``hive_integration.metastore.hiveserver2_builds``)."""
+
+    def rows(self, query: exp.Select) -> list[tuple]: ...  # the query's rows, values as Spark's collect() gives them
+
+    def run(self, sql: str) -> list: ...  # one statement (SHOW, ALTER)
+
+    def exists(self, table: str) -> bool: ...
+
+    def entries(self, tables: Sequence[str]) -> Mapping[str, CatalogEntry | None]: ...
+
+    def snapshots(self, tables: Iterable[str]) -> dict[str, str | None]: ...  # read now, each time asked
+
+
+class SparkRanges:
+    """``RangesEngine`` on a Spark session in this process."""
+
+    def __init__(self, spark):
+        self.spark = spark
+        self._files: _Snapshots | None = None
+
+    def rows(self, query: exp.Select) -> list[tuple]:
+        return _run(self.spark, query)
+
+    def run(self, sql: str) -> list:
+        return self.spark.sql(sql).collect()
+
+    def exists(self, table: str) -> bool:
+        return bool(self.spark.catalog.tableExists(table))
+
+    def entries(self, tables: Sequence[str]) -> Mapping[str, CatalogEntry | None]:
+        from hive_integration.spark.catalog import catalog_entries
+
+        return catalog_entries(self.spark, tables)
+
+    def snapshots(self, tables: Iterable[str]) -> dict[str, str | None]:
+        self._files = self._files or _Snapshots(self.spark)  # the second time: one listing call
+        return self._files.now(tables)
+
+
+def _engine(spark_or_engine) -> RangesEngine:
+    """A ``RangesEngine`` as given, or a Spark session's."""
+    return spark_or_engine if hasattr(spark_or_engine, "rows") else SparkRanges(spark_or_engine)
+
+
 # ---- computing the ranges ---------------------------------------------------------------------------
-def _counted(spark, tables: Mapping[str, tuple[list[str], list[str]]], unique: dict, distinct: dict,
+def _counted(engine: RangesEngine, tables: Mapping[str, tuple[list[str], list[str]]], unique: dict, distinct: dict,
              say: Callable[[str], None]) -> dict[str, str]:
     """Counts every joined table once (``table_counts``): its rows and distinct values of each key
     into ``unique`` ((table, key) -> (rows, distinct keys)), an estimate of each candidate column's
@@ -137,12 +184,12 @@ def _counted(spark, tables: Mapping[str, tuple[list[str], list[str]]], unique: d
             continue
         try:
             if keys:
-                head = _run(spark, table_counts(table, keys, (), limit=REFUTE_ROWS))[0]
+                head = engine.rows(table_counts(table, keys, (), limit=REFUTE_ROWS))[0]
                 repeated = [k for i, k in enumerate(keys) if int(head[1 + i]) < int(head[0])]
                 unique.update({(table, k): (int(head[0]), int(head[1 + keys.index(k)])) for k in repeated})
                 keys = [k for k in keys if k not in repeated]
             if keys or values:
-                row = _run(spark, table_counts(table, keys, values))[0]
+                row = engine.rows(table_counts(table, keys, values))[0]
                 for i, k in enumerate(keys):
                     unique[(table, k)] = (int(row[0]), int(row[1 + i]))
                 for i, v in enumerate(values):
@@ -152,10 +199,10 @@ def _counted(spark, tables: Mapping[str, tuple[list[str], list[str]]], unique: d
     return failed
 
 
-def _exists(spark, table: str, memo: dict) -> bool:
+def _exists(engine: RangesEngine, table: str, memo: dict) -> bool:
     if table not in memo:
         try:
-            memo[table] = bool(spark.catalog.tableExists(table))
+            memo[table] = engine.exists(table)
         except Exception:  # noqa: BLE001 - the catalog cannot say: let the query below answer
             memo[table] = True
     return memo[table]
@@ -166,17 +213,17 @@ def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callab
     """The join columns that can be recorded, with their types (unique keys on every hop, an ordered kind).
     ``unique``: filled with (rows, distinct keys) per (table, key) of every hop looked at; ``distinct``:
     with an estimate of the distinct values of each string, boolean or integer column (``_small``).
-    Each joined table is read once, for all its keys and columns together."""
-    from hive_integration.spark.catalog import catalog_entries
-
+    Each joined table is read once, for all its keys and columns together. ``spark``: a session, or
+    a ``RangesEngine``."""
+    engine = _engine(spark)
     unique = {} if unique is None else unique
     distinct = {} if distinct is None else distinct
     # a table the workload joins but the catalog lacks (``tpch.part`` where only lineitem was
     # loaded): one calm line, not the analyzer's TABLE_OR_VIEW_NOT_FOUND from a query on it
     exists: dict[str, bool] = {}
     hopped = sorted({h.table for c in columns for h in c.path.hops})
-    present = [t for t in hopped if _exists(spark, t, exists)]
-    entries = catalog_entries(spark, present) if present else {}
+    present = [t for t in hopped if _exists(engine, t, exists)]
+    entries = engine.entries(present) if present else {}
     types = {t: dict(e.columns) for t, e in entries.items() if e is not None}
     wanted: dict[str, tuple[list[str], list[str]]] = {}
     for c in columns:
@@ -185,7 +232,7 @@ def usable_columns(spark, table: str, columns: Sequence[JoinColumn], say: Callab
         t = types.get(c.path.table, {}).get(c.column)
         if t is not None and parse_type(t).kind in _SETS:
             wanted.setdefault(c.path.table, ([], []))[1].append(c.column)
-    failed = _counted(spark, {t: w for t, w in wanted.items() if t in types}, unique, distinct, say)
+    failed = _counted(engine, {t: w for t, w in wanted.items() if t in types}, unique, distinct, say)
     failed.update({t: f"{t} is not a table in the catalog" if not exists.get(t, True) else f"table {t} cannot be read"
                    for t in wanted if t not in types})
     out = []
@@ -278,15 +325,16 @@ def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
                         say: Callable[[str], None] = lambda m: None,
                         seconds: dict[str, float] | None = None) -> JoinRanges | None:
     """The ranges of ``columns`` over ``layout.table``'s partitions as they are now (None: nothing to
-    record). ``seconds``: filled with the time of each part (the tables' counts, the ranges query)."""
+    record). ``seconds``: filled with the time of each part (the tables' counts, the ranges query).
+    ``spark``: a session, or a ``RangesEngine``."""
+    engine = _engine(spark)
     seconds = {} if seconds is None else seconds
     t0 = time.monotonic()
     tables = [layout.table] + [h.table for c in columns for h in c.path.hops]
-    files = _Snapshots(spark)
-    before = files.now(tables)
+    before = engine.snapshots(tables)
     unique: dict = {}
     distinct: dict = {}
-    usable = usable_columns(spark, layout.table, columns, say, unique, distinct)
+    usable = usable_columns(engine, layout.table, columns, say, unique, distinct)
     seconds["counts"] = round(time.monotonic() - t0, 3)
     if not usable:
         return None
@@ -294,18 +342,20 @@ def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
     small = {c: _small(c, t, distinct) for c, t in usable}
     broadcast = {h.table for c, _ in usable for h in c.path.hops[:1]
                  if unique.get((h.table, h.key), (BROADCAST_ROWS + 1,))[0] <= BROADCAST_ROWS}
-    rows = _run(spark, ranges_query(layout.table, layout.partition_column, usable, small, broadcast))
+    query = ranges_query(layout.table, layout.partition_column, usable, small, broadcast)
+    names = [e.alias_or_name for e in query.selects]
+    rows = engine.rows(query)
     seconds["ranges query"] = round(time.monotonic() - t0, 3)
     out = []
     for i, (c, t) in enumerate(usable):
         kind = parse_type(t).kind
         per = []
         for r in rows:
-            d = r.asDict()
+            d = dict(zip(names, r))
             per.append((int(d["pid"]), _value_set(kind, d[f"c{i}_min"], d[f"c{i}_max"], d[f"c{i}_null"],
                                                  d.get(f"c{i}_set"))))
         out.append(JoinRange(c, t, tuple(sorted(per, key=lambda x: x[0]))))
-    after = files.now(tables)
+    after = engine.snapshots(tables)
     if before != after:
         say("join ranges not recorded: a table changed while they were computed")
         return None
@@ -315,38 +365,42 @@ def compute_join_ranges(spark, layout: Layout, columns: Sequence[JoinColumn],
 
 
 # ---- storing, refreshing, reading --------------------------------------------------------------------
-def _properties(spark, table: str) -> dict[str, str]:
-    return {r[0]: r[1] for r in spark.sql("SHOW TBLPROPERTIES " + table_ref(table).sql(dialect="spark")).collect()}
+def _properties(engine: RangesEngine, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in engine.run("SHOW TBLPROPERTIES " + table_ref(table).sql(dialect="spark"))}
 
 
 def store(spark, table: str, ranges: JoinRanges | None) -> None:
-    """Replace the table's stored ranges by ``ranges`` (None: just drop the old ones)."""
+    """Replace the table's stored ranges by ``ranges`` (None: just drop the old ones). ``spark``: a
+    session, or a ``RangesEngine``."""
+    engine = _engine(spark)
     t = table_ref(table).sql(dialect="spark")
     try:
-        old = stale_property_keys(_properties(spark, table))
+        old = stale_property_keys(_properties(engine, table))
         if old:
             keys = ", ".join(exp.Literal.string(k).sql("spark") for k in old)
-            spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ({keys})")
+            engine.run(f"ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ({keys})")
         if ranges is not None:
             pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v))
                      for k, v in ranges.properties().items()]
-            spark.sql(exp.Alter(this=table_ref(table), kind="TABLE",
+            engine.run(exp.Alter(this=table_ref(table), kind="TABLE",
                                 actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
     finally:
         forget(table)  # planner.sql's caches read the table's ranges again with the next query
 
 
 def load(spark, table: str) -> JoinRanges | None:
-    return JoinRanges.from_properties(_properties(spark, table))
+    return JoinRanges.from_properties(_properties(_engine(spark), table))
 
 
 def refresh(spark, layout: Layout, say: Callable[[str], None] = lambda m: None,
             seconds: dict[str, float] | None = None) -> JoinRanges | None:
     """Compute and store the ranges of the join columns advise recorded in ``layout`` (or that the table
-    already has ranges for): after apply, re-apply and append. ``seconds``: filled with each part's time."""
+    already has ranges for): after apply, re-apply and append. ``seconds``: filled with each part's time.
+    ``spark``: a session, or a ``RangesEngine``."""
     from planner.emit.ddl import layout_from_properties
 
-    props = _properties(spark, layout.table)
+    engine = _engine(spark)
+    props = _properties(engine, layout.table)
     if "planner.layout.parts" in props:
         layout = layout_from_properties(props)  # the generation the table holds now
     columns = join_columns_of(layout)
@@ -355,9 +409,9 @@ def refresh(spark, layout: Layout, say: Callable[[str], None] = lambda m: None,
         columns += [r.column for r in old.columns if r.column not in columns]
     if not columns:
         return None
-    ranges = compute_join_ranges(spark, layout, columns, say, seconds)
+    ranges = compute_join_ranges(engine, layout, columns, say, seconds)
     t0 = time.monotonic()
-    store(spark, layout.table, ranges)
+    store(engine, layout.table, ranges)
     if seconds is not None:
         seconds["store"] = round(time.monotonic() - t0, 3)
     if ranges is not None:
@@ -370,16 +424,18 @@ def after_apply(runner, layout: Layout, say: Callable[[str], None], seconds: dic
     the table without ranges (it then prunes by its own predicates only); it never fails the apply."""
     forget(layout.table)  # planner.sql's caches in this process read the table again
     spark = getattr(runner, "spark", None)
-    if spark is None:
+    engine = SparkRanges(spark) if spark is not None else getattr(runner, "ranges_engine", lambda: None)()
+    if engine is None:
         if join_columns_of(layout):
-            say("join ranges not recorded: they are computed with Spark (run `planner apply` without --hiveserver2)")
+            say("join ranges not recorded: through HiveServer2 they need the metastore to list the tables' files "
+                "(name it with --metastore or hive.metastore.uris)")
         return
     try:
-        refresh(spark, layout, say, seconds)
+        refresh(engine, layout, say, seconds)
     except Exception as e:  # the data is already in place; pruning through joins is an extra
         say(f"join ranges not recorded: {str(e).splitlines()[0][:300]}")
         try:
-            store(spark, layout.table, None)
+            store(engine, layout.table, None)
         except Exception:
             pass
 
@@ -425,4 +481,5 @@ def context_for(spark, source, read: Sequence[tuple[str, str, str]], layouts: Ma
 
 
 __all__ = ["compute_join_ranges", "join_chain", "chained", "qualified_column", "usable_columns", "refresh", "store",
-           "load", "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for"]
+           "load", "join_context", "snapshots", "table_snapshot", "after_apply", "ranges_query", "context_for",
+           "RangesEngine", "SparkRanges"]

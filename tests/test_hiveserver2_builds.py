@@ -1,8 +1,9 @@
-"""The aggregate index on the DBA's path, with no Spark in the planner's process: ``planner apply
---hiveserver2 … --metastore thrift://…`` builds it through the Spark Thrift Server, ``planner
-rewrite``/``explain`` over thrift answer from it (the table's files listed with pyarrow,
-``hive_integration.metastore.file_catalog``), the rewritten text run through HiveServer2 gives
-the plain table's answers, and a write that bypasses the planner stops its use by the next rewrite.
+"""The aggregate index and join ranges on the DBA's path, with no Spark in the planner's process:
+``planner apply --hiveserver2 … --metastore thrift://…`` builds them through the Spark Thrift
+Server (``hive_integration.metastore.hiveserver2_builds``), ``planner rewrite``/``explain`` over
+thrift use them (the tables' files listed with pyarrow, ``hive_integration.metastore.file_catalog``),
+the rewritten text run through HiveServer2 gives the plain tables' answers, and a write that
+bypasses the planner stops their use by the next rewrite.
 """
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ from decimal import Decimal
 
 import pytest
 from click.testing import CliRunner
+from sqlglot import exp
 
 from hive_integration.metastore.hiveserver2 import HiveServer2Client
 from planner.cli.main import cli
 from planner.cnf.valueset import ValueSet
 from planner.emit.advice_folder import write_advice_folder
 from planner.model.aggregate_index import AggregateIndex, GridDim, IndexedExpr
+from planner.model.join_paths import Hop, JoinColumn, JoinPath
 from planner.model.layout import Layout, Ordering, Partition, with_generation
+from planner.pruning.join_pruning import with_join_columns
 from planner.semantics.kinds import Kind
 
 DB = "dbaidx"
@@ -127,3 +131,107 @@ def test_without_the_metastore_the_apply_says_why_the_index_is_not_built(thrift_
     advice = write_advice_folder(tmp_path / "advice", _layout(f"{DB}.u"), COLUMNS)
     applied = _cli("apply", str(advice), "--hiveserver2", f"{thrift_server.host}:{thrift_server.port}")
     assert "aggregate index not built: through HiveServer2 it needs the metastore" in applied, applied
+
+
+# ---- join ranges ------------------------------------------------------------------------------------
+DAY0 = dt.date(2020, 1, 1)
+FLAGS = ("a'b", 'q"x', None)  # quotes: Spark's rendering of an array would not escape them
+
+
+def _dim_rows() -> list[tuple]:
+    """``dim``: a unique key ``ok``; its date, a flag (a set of few values, NULL among them), a category."""
+    return [(ok, DAY0 + dt.timedelta(days=ok), FLAGS[ok % 3], ok % 4) for ok in range(1, 41)]
+
+
+def _fact_rows() -> list[tuple]:
+    """``fact``: each row's ``ok`` joins ``dim`` (but every 50th, which joins nothing); its date
+    follows its partner's by two days, so the partitions of ``dt`` see disjoint ranges of ``odate``."""
+    out = []
+    for k in range(1, 201):
+        ok = k % 40 + 1
+        out.append((k, 999 if k % 50 == 0 else ok, Decimal(k) / 10, DAY0 + dt.timedelta(days=ok + 2)))
+    return out
+
+
+def _sql_value(v) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, dt.date):
+        return f"DATE '{v.isoformat()}'"
+    if isinstance(v, str):
+        return exp.Literal.string(v).sql("spark")
+    return str(v)
+
+
+def _values(rows) -> str:
+    return ", ".join("(" + ", ".join(_sql_value(v) for v in r) + ")" for r in rows)
+
+
+JOIN_COLUMNS = tuple(JoinColumn(JoinPath((Hop("ok", f"{DB}.dim", "ok"),)), c) for c in ("odate", "flag", "cat"))
+CUT = DAY0 + dt.timedelta(days=20)
+
+
+def _fact_layout() -> Layout:
+    D = Kind.DATE
+    below = ValueSet.range(D, None, CUT, True, False)
+    rest = ValueSet.range(D, CUT, None, True, False).union(ValueSet.only_null(D))
+    layout = Layout(f"{DB}.fact", "dates", (Partition(1, (("dt", below),)), Partition(2, (("dt", rest),))),
+                    kinds=(("dt", D),), types=(("dt", "date"),))
+    return with_join_columns(with_generation(layout), JOIN_COLUMNS)
+
+
+def _expected(pid: int) -> dict[str, ValueSet]:
+    """What the ranges of partition ``pid`` must hold, from the rows themselves."""
+    dim = {r[0]: r for r in _dim_rows()}
+    partners = [dim[ok] for _, ok, _, d in _fact_rows() if (d < CUT) == (pid == 1) and ok in dim]
+    dates = [p[1] for p in partners]
+    flags = {p[2] for p in partners}
+    return {"odate": ValueSet.range(Kind.DATE, min(dates), max(dates)),
+            "flag": ValueSet.points(Kind.STRING, sorted(f for f in flags if f is not None)).union(
+                ValueSet.only_null(Kind.STRING) if None in flags else ValueSet.nothing(Kind.STRING)),
+            "cat": ValueSet.points(Kind.INTEGER, sorted({p[3] for p in partners}))}
+
+
+JOIN_QUERIES = [
+    f"SELECT count(*), sum(f.v) FROM {DB}.fact f JOIN {DB}.dim d ON f.ok = d.ok "
+    "WHERE d.odate < DATE '2020-01-10'",
+    f"SELECT d.flag, count(*) FROM {DB}.fact f JOIN {DB}.dim d ON f.ok = d.ok "
+    "WHERE d.odate >= DATE '2020-01-25' AND d.flag = 'a\\'b' GROUP BY d.flag",
+    f"SELECT count(*) FROM {DB}.fact f JOIN {DB}.dim d ON f.ok = d.ok WHERE d.flag = 'a\\'b\\''",  # in no set
+]
+
+
+def test_the_dba_path_records_join_ranges_and_prunes_by_them_without_spark(thrift_server, metastore, table,
+                                                                          tmp_path):
+    from hive_integration.metastore.thrift_client import MetastoreClient
+    from planner.pruning.join_pruning import JoinRanges
+
+    with _hs2(thrift_server) as hs2:
+        hs2.execute(f"CREATE TABLE {DB}.dim (ok BIGINT, odate DATE, flag STRING, cat INT) STORED AS PARQUET")
+        hs2.execute(f"INSERT INTO {DB}.dim VALUES {_values(_dim_rows())}")
+        for t in ("fact", "fact_plain"):
+            hs2.execute(f"CREATE TABLE {DB}.{t} (k BIGINT, ok BIGINT, v DECIMAL(12,2), dt DATE) STORED AS PARQUET")
+            hs2.execute(f"INSERT INTO {DB}.{t} VALUES {_values(_fact_rows())}")
+    advice = write_advice_folder(tmp_path / "advice", _fact_layout(),
+                                 {"k": "bigint", "ok": "bigint", "v": "decimal(12,2)", "dt": "date"})
+    applied = _cli("apply", str(advice), "--hiveserver2", f"{thrift_server.host}:{thrift_server.port}",
+                   "--metastore", metastore.uri)
+    assert f"join ranges recorded for 3 joined column(s) of {DB}.fact" in applied, applied
+    with MetastoreClient(metastore.uri) as client:
+        ranges = JoinRanges.from_properties(client.table_parameters(DB, "fact"))
+    got = {(r.column.column, pid): vs for r in ranges.columns for pid, vs in r.partitions}
+    ids = sorted({pid for _, pid in got})  # the layout's generation numbers its partitions
+    for n, pid in enumerate(ids, 1):
+        for column, want in _expected(n).items():
+            assert got[(column, pid)] == want, (column, n)
+
+    queries = tmp_path / "joins.sql"
+    queries.write_text(";\n".join(JOIN_QUERIES) + ";\n")
+    out = _cli("explain", str(queries), "--metastore", metastore.uri, "--format", "json")
+    reads = [s["scans"][0] for s in json.loads(out[out.index("["):])]
+    # of the layout's two partitions (the catch-all partition 0, always read, is empty)
+    assert [len([p for p in r["partitions_read"] if p]) for r in reads] == [1, 1, 0], reads
+    out = _cli("rewrite", str(queries), "--metastore", metastore.uri, "--format", "json")
+    for sql, new in zip(JOIN_QUERIES, [s["sql"] for s in json.loads(out[out.index("["):])]):
+        assert new != sql
+        assert _rows(thrift_server, new) == _rows(thrift_server, sql.replace(f"{DB}.fact ", f"{DB}.fact_plain ")), new
