@@ -16,17 +16,18 @@ cannot open here (HDFS without libhdfs, an object store without credentials).
 from __future__ import annotations
 
 from typing import Mapping, Sequence
-from urllib.parse import unquote, urlsplit
 
-from hive_integration.spark.catalog import CatalogEntry, FileTree, spark_skips, walk
+from hive_integration.spark.catalog import (
+    CatalogEntry,
+    FileTree,
+    spark_skips,
+    uri_name,
+    walk,
+)
 from hive_integration.spark.catalog_cache import Files, Status, path_key
 from hive_integration.spark.object_stores import list_dir
 
 VIEW = "VIRTUAL_VIEW"
-
-
-def _name(uri: str) -> str:
-    return unquote(urlsplit(uri).path.rstrip("/").rpartition("/")[2])
 
 
 class MetastoreCatalogIO:
@@ -52,7 +53,7 @@ class MetastoreCatalogIO:
             return self._walk([entry.location])
         db, _, name = entry.table.rpartition(".")
         found = list_dir(entry.location, self.hadoop)
-        subdirs = None if found is None else tuple(sorted(u for u, is_dir, _, _ in found if is_dir and not spark_skips(_name(u))))
+        subdirs = None if found is None else tuple(sorted(u for u, is_dir, _, _ in found if is_dir and not spark_skips(uri_name(u))))
         tree = self._walk(self.client.partition_locations(db, name))
         if tree is None:
             return None

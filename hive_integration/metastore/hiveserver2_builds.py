@@ -43,6 +43,7 @@ class _OnServer:
 
     def __init__(self, runner, metastore: str):
         self.runner, self.metastore = runner, metastore
+        self._entries: dict[str, CatalogEntry | None] = {}  # read once for this build (snapshots are not kept)
 
     def run(self, sql: str) -> list:
         return self.runner.execute(sql)
@@ -63,9 +64,11 @@ class _OnServer:
 
     def entries(self, tables: Sequence[str]) -> Mapping[str, CatalogEntry | None]:
         keys = {t: self._qualified(t) for t in tables}
-        with MetastoreClient(self.metastore) as client:
-            found = MetastoreCatalogIO(client).entries(list(keys.values()))
-        return {t: found[k] for t, k in keys.items()}
+        missing = [k for k in dict.fromkeys(keys.values()) if k not in self._entries]
+        if missing:  # ``exists`` then ``entries`` of the same tables: one metastore call each
+            with MetastoreClient(self.metastore) as client:
+                self._entries.update(MetastoreCatalogIO(client).entries(missing))
+        return {t: self._entries[k] for t, k in keys.items()}
 
     def exists(self, table: str) -> bool:
         return self.entries([table])[table] is not None
@@ -85,9 +88,10 @@ class HiveServer2Build(_OnServer):
         return dict(self.described(sql))
 
     def size(self, table: str) -> int | None:
+        key = self._qualified(table)
         with MetastoreClient(self.metastore) as client:
             io = MetastoreCatalogIO(client)
-            entry = io.entries([self._qualified(table)])[self._qualified(table)]
+            entry = io.entries([key])[key]
             tree = None if entry is None else io.tree(entry)
         return None if tree is None else sum(n for _, n, _ in tree.files)
 

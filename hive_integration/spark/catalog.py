@@ -219,7 +219,7 @@ class FileTree:
         return tuple(d for d, _ in self.children) + tuple(d for d, _ in self.watched)
 
 
-def _name(uri: str) -> str:
+def uri_name(uri: str) -> str:
     """The last part of a path URI, unescaped (``Path.getName()``)."""
     return unquote(urlsplit(uri).path.rstrip("/").rpartition("/")[2])
 
@@ -237,7 +237,7 @@ def walk(roots: Iterable[str], listing: Callable[[str], Sequence[tuple[str, bool
             if found is None:
                 return None
             for uri, is_dir, length, modified in found:
-                if spark_skips(_name(uri)):
+                if spark_skips(uri_name(uri)):
                     continue
                 if is_dir:
                     subdirs.append(uri)
@@ -344,7 +344,7 @@ def table_tree(spark, entry: CatalogEntry, systems: dict | None = None) -> FileT
     fs = _file_system(spark, jvm, entry.location, systems)
     try:  # the location's own directories: a new one is a new partition
         subdirs = tuple(sorted(uri for uri, is_dir, _, _ in _statuses(jvm, fs.listStatus(jvm.path(jvm.uri(entry.location))))
-                               if is_dir and not spark_skips(_name(uri))))
+                               if is_dir and not spark_skips(uri_name(uri))))
     except Py4JError:  # no such directory (yet): nothing to watch there
         subdirs = None
     tree = listed_tree(spark, partition_locations(spark, entry.table), systems)
@@ -354,4 +354,4 @@ def table_tree(spark, entry: CatalogEntry, systems: dict | None = None) -> FileT
 
 __all__ = ["CatalogEntry", "FileTree", "catalog_entries", "catalog_entry", "input_files", "listed_files",
            "listed_statuses", "listed_tree", "partition_locations", "spark_skips", "table_files", "table_tree",
-           "temp_view_exists", "temp_views", "walk"]
+           "temp_view_exists", "temp_views", "uri_name", "walk"]
