@@ -363,6 +363,32 @@ def test_build_statements_parse_and_name_every_cell_column():
     assert "PARTITION(`planner_stamp` = 's1', `planner_part` = 'head')" in stmts[2]
 
 
+def test_a_builds_view_reads_its_cells_and_is_redirected_to_the_query_computing_them():
+    """The view saved SQL reads: the build's stored cells; its property, the cells query itself
+    (without the build's SORT BY), which ``redirected_view`` puts in its place, keeping the property
+    so that a second redirect gives the same statement."""
+    from planner.emit.cells_sql import FALLBACK_PROPERTY, cells_select, cells_view_statement, redirected_view
+
+    stmt = sqlglot.parse_one(cells_view_statement(INDEX, TABLE, "tpch.lineitem__cells", "s1"), read="spark")
+    assert isinstance(stmt, exp.Create) and stmt.kind == "VIEW" and stmt.args.get("replace")
+    assert stmt.this.sql("spark") == "`tpch`.`lineitem__cells_s1`"
+    reading = stmt.expression
+    assert reading.find(exp.Table).sql("spark") == "`tpch`.`lineitem__cells`"
+    assert "`planner_stamp` = 's1' AND `planner_part` = 'cells'" in reading.sql("spark")
+    assert [c.name for c in reading.expressions] == list(cells_columns(INDEX))
+    prop = next(p for p in stmt.find(exp.Properties).expressions if p.name == FALLBACK_PROPERTY)
+    fallback = prop.args["value"].this
+    redirected = redirected_view("tpch.lineitem__cells_s1", fallback)
+    computing = sqlglot.parse_one(redirected, read="spark").expression
+    want = cells_select(INDEX, TABLE)
+    want.set("sort", None)
+    assert computing.sql("spark") == want.sql("spark") and computing.args.get("sort") is None
+    assert redirected_view("tpch.lineitem__cells_s1", fallback) == redirected
+    assert f"'{FALLBACK_PROPERTY}'='{fallback}'" in redirected
+    with pytest.raises(ValueError):
+        redirected_view("tpch.lineitem__cells_s1", "not hex")
+
+
 def test_a_dimension_with_a_bucket_per_value_is_grouped_by_the_value_then_bucketed():
     """The staged build: the inner aggregation groups by the values of ``by_value`` dimensions (no
     bucket search on every row), the outer one buckets the groups and merges their partials, sums

@@ -317,13 +317,14 @@ def _answer(spark, sql: str):
 
 def test_stale_index_is_never_used(spark, table):
     """A plain INSERT (bypassing the planner) changes the table's snapshot: planner.sql scans.
-    ``planner append`` drops the build's head first: SQL saved before it scans too, and the
-    rebuilt index answers again. A re-apply under another layout: the saved SQL reads every
+    ``planner append`` points the build's view at the table first: SQL saved before it computes
+    the cells from the rows, and the rebuilt index answers again. A re-apply under another layout: the saved SQL reads every
     partition of it and takes nothing from the index."""
     src = _copy(spark, "stale")
     q = Q.format(t=src)
     saved_text, explanation = rewritten(spark, q, saved=True)
     assert explanation is not None and explanation.used
+    stamp = explanation.stamp
     spark.sql(f"INSERT INTO {src} PARTITION (planner_pid) SELECT k + 100000, i, d, dt, s, g, x, f, b, z, w, h, "
               f"planner_pid FROM {src} WHERE d BETWEEN 10 AND 20")
     want = _answer(spark, f"SELECT g, count(*), sum(d), avg(d) FROM (SELECT * FROM {src}) "
@@ -340,13 +341,15 @@ def test_stale_index_is_never_used(spark, table):
               f"FROM {DB}.plain WHERE i < 20")
     layout = SparkCatalogLayouts(spark).lookup(DB, "stale").layout
     invalidate(runner.execute, src)
-    assert _answer(spark, saved_text) == _answer(spark, text)  # no head: the saved SQL scans the interior
+    files = spark.sql(f"SELECT * FROM {src}__cells_{stamp}").inputFiles()  # the view reads the table now
+    assert files and all("/stale/" in f and "/stale__cells/" not in f for f in files), files
+    assert _answer(spark, saved_text) == _answer(spark, text)  # the view computes the cells from the rows
     for stmt in append_statements(layout, {c: t for c, t in COLUMNS.items()}, f"{DB}.batch", src, dialect="spark"):
         runner.execute(stmt)
     assert after_write(runner, layout, lambda m: None) is not None
     want = _answer(spark, f"SELECT g, count(*), sum(d), avg(d) FROM (SELECT * FROM {src}) "
                           "WHERE dt >= DATE '2020-02-10' AND d BETWEEN 5 AND 60 GROUP BY g")
-    assert _answer(spark, saved_text) == want  # the old build's head is gone: it scans
+    assert _answer(spark, saved_text) == want  # the old build's view computes its cells from the rows
     text, explanation = rewritten(spark, q)
     assert explanation is not None and explanation.used  # rebuilt after the append
     assert _answer(spark, text) == want
@@ -358,8 +361,8 @@ def test_stale_index_is_never_used(spark, table):
 
 
 def test_a_query_run_at_once_checks_the_head_itself(spark, table):
-    """``planner.sql``'s text carries no head check of its own (the saved text does): the edge reads
-    the head row, again whenever the cells' files change. An invalidation cut short after it dropped
+    """``planner.sql``'s text carries no head check of its own (nor does the saved text, which reads
+    the build's view): the edge reads the head row, again whenever the cells' files change. An invalidation cut short after it dropped
     the head and before the table's property (a crash between the two), or a cells table dropped by
     hand: ``planner.sql`` scans."""
     src = _copy(spark, "heads")
@@ -369,7 +372,8 @@ def test_a_query_run_at_once_checks_the_head_itself(spark, table):
     text, explanation = rewritten(spark, q)
     assert explanation is not None and explanation.used and head not in text
     saved, _ = rewritten(spark, q, saved=True)
-    assert head in saved
+    # saved SQL reads the build's view, which the planner points at the table before it writes
+    assert head not in saved and f"__cells_{explanation.stamp}`" in saved
     assert _answer(spark, text) == want == _answer(spark, saved)
     spark.sql(f"ALTER TABLE {src}__cells DROP IF EXISTS PARTITION (planner_stamp = '{explanation.stamp}', "
               "planner_part = 'head')")

@@ -41,8 +41,8 @@ WIDE = AggregateIndex(DIMS, (("l_returnflag", "string"),), tuple(_expr(k) for k 
 BOUNDS = (1e12, 1e9, 1e15, None, 1e9, 0.25, 1e7, 1e9, 1e11, 1e11)
 
 
-def _state(layout: Layout, bounds=BOUNDS, cells="tpch.lineitem__cells") -> CellsState:
-    return CellsState("stamp1", "snap", layout.generation, WIDE.digest, cells, 6_000_000, 1000, bounds)
+def _state(layout: Layout, bounds=BOUNDS, cells="tpch.lineitem__cells", view=False) -> CellsState:
+    return CellsState("stamp1", "snap", layout.generation, WIDE.digest, cells, 6_000_000, 1000, bounds, view=view)
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,8 @@ class Case:
     prune: bool | None = None
     schema: dict | None = field(default_factory=lambda: {TABLE: WIDE_COLS})
     names: dict | None = None  # query -> Spark's output column names
-    state: str = "valid"  # valid | checked | unbuilt | stale | short bounds | no bounds | catalog cells
+    # valid (a build without a view) | view | checked | unbuilt | stale | short bounds | no bounds | catalog cells
+    state: str = "valid"
     layout: str = "test"  # test | many | partitionless | retyped
 
 
@@ -96,7 +97,8 @@ def _layouts(case: Case) -> dict[str, Layout]:
 
 
 def _indexes(case: Case, layout: Layout) -> dict[str, IndexContext]:
-    state = {"valid": _state(layout), "checked": _state(layout), "unbuilt": None, "stale": _state(layout),
+    state = {"valid": _state(layout), "view": _state(layout, view=True), "checked": _state(layout, view=True),
+             "unbuilt": None, "stale": _state(layout),
              "short bounds": _state(layout, bounds=BOUNDS[:1]), "no bounds": _state(layout, bounds=None),
              "catalog cells": _state(layout, cells="spark_catalog.tpch.lineitem__cells")}[case.state]
     why = "the table's files changed since the index was built" if case.state == "stale" else ""
@@ -127,6 +129,8 @@ CASES = (
     Case(f"SELECT count(*) {Q}", "a catalog-qualified cells table", state="catalog cells"),
     Case("SELECT sum(l_quantity) AS s FROM tpch.lineitem WHERE (l_quantity > 20 OR l_quantity IS NULL) "
          "AND l_discount >= 0.05", "as planner.sql runs it: the head checked at the edge", state="checked"),
+    Case("SELECT sum(l_quantity) AS s FROM tpch.lineitem WHERE (l_quantity > 20 OR l_quantity IS NULL) "
+         "AND l_discount >= 0.05", "saved for later: the cells through the build's view", state="view"),
     # the contexts a caller passes
     Case("SELECT count(*) FROM lineitem WHERE l_discount >= 0.05", "the current database", current_db="tpch"),
     Case("SELECT count(DISTINCT l_quantity) FROM lineitem", "a shape refused in the current database",
@@ -171,6 +175,8 @@ CASES = (
          "AND l_discount >= 0.03", "many partitions", layout="many"),
     Case("SELECT count(*), sum(l_quantity) AS q FROM tpch.lineitem WHERE l_shipdate >= DATE '1993-03-01' "
          "AND l_discount >= 0.03", "many partitions, as planner.sql runs it", layout="many", state="checked"),
+    Case("SELECT count(*), sum(l_quantity) AS q FROM tpch.lineitem WHERE l_shipdate >= DATE '1993-03-01' "
+         "AND l_discount >= 0.03", "many partitions, saved for later through the view", layout="many", state="view"),
 )
 
 

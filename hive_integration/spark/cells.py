@@ -5,13 +5,16 @@ for an index, ``planner.model.aggregate_index``): one aggregation over the table
 of a new *stamp* into ``<table>__cells`` (``planner.emit.cells_sql``), with ANSI on, so an
 expression that would raise on some row fails the build instead of hiding the error from a
 query; then the build's figures (rows, cells, the bound on ``Σ |e|`` per expression), then its
-head row, then the state in the table's properties (``CellsState``). The table's file snapshot is
-taken before and after: a write that ran meanwhile leaves no index. Older stamps are dropped.
+head row, then the build's view (what SQL saved for later reads the cells through), then the state
+in the table's properties (``CellsState``). The table's file snapshot is taken before and after: a
+write that ran meanwhile leaves no index. Older stamps are dropped, their views first pointed at
+the table (``redirect``).
 
-Invalidate (``invalidate``, before every write the planner makes to the table): every head row
-goes first, so SQL saved earlier stops taking cells from the index at once (it scans them,
-``planner.rewrite.aggregate_rewrite``), then the state property. It runs on any engine (Spark or
-HiveServer2): plain ``ALTER TABLE``.
+Invalidate (``invalidate``, before every write the planner makes to the table): the views of the
+builds still in the cells table are pointed at the table first, so SQL saved earlier computes
+those cells from the rows from now on (``planner.emit.cells_sql.redirected_view``), then every
+head row goes, so SQL saved before views (and ``planner.sql``) stops taking cells from the index,
+then the state property. It runs on any engine (Spark or HiveServer2): plain DDL.
 
 At query time (``index_context``) the index holds when its state names the layout's generation and
 specification and the table's file snapshot is the one it was built from (as join ranges check
@@ -40,8 +43,11 @@ from planner.emit.cells_sql import (
     cells_columns,
     cells_select,
     drop_partition,
+    FALLBACK_PROPERTY,
+    cells_view_statement,
     drop_stamps,
     head_count,
+    redirected_view,
 )
 from planner.emit.ddl import table_expr
 from planner.model.aggregate_index import (
@@ -52,6 +58,7 @@ from planner.model.aggregate_index import (
     STAMP_COLUMN,
     CellsState,
     cells_table,
+    cells_view,
     expr_columns,
 )
 from planner.model.layout import Layout
@@ -74,11 +81,13 @@ def _exists(execute: Callable[[str], list], table: str) -> bool:
 
 
 def invalidate(execute: Callable[[str], list], table: str, say: Callable[[str], None] = _say_nothing) -> None:
-    """Drop every head row of ``table``'s index, then its state property: from now on no query
-    takes cells from it. ``execute`` runs one statement (a runner's, Spark or HiveServer2)."""
+    """Point the views of ``table``'s builds at the table, drop every head row, then the state
+    property: from now on no query takes cells from the index. ``execute`` runs one statement (a
+    runner's, Spark or HiveServer2)."""
     cells = cells_table(table)
     try:
         if _exists(execute, cells):
+            redirect(execute, table, _stamps(execute, cells))
             execute(drop_partition(cells, {PART_COLUMN: HEAD}))
         key = exp.Literal.string(PROPERTY).sql("spark")
         execute(f"ALTER TABLE {table_expr(table, 'spark').sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({key})")
@@ -86,6 +95,30 @@ def invalidate(execute: Callable[[str], list], table: str, say: Callable[[str], 
         raise RuntimeError(f"could not invalidate the aggregate index of {table}: {str(e).splitlines()[0][:300]}") from e
     forget(table)  # planner.sql's caches in this process read the entry (its state gone) again
     say(f"aggregate index of {table} invalidated (queries scan until it is built again)")
+
+
+def redirect(execute: Callable[[str], list], table: str, stamps) -> None:
+    """Point the view of each build in ``stamps`` (those that have one) at ``table`` itself: SQL
+    saved against the build then computes its cells from the rows, whatever is written next."""
+    cells = cells_table(table)
+    t = exp.to_table(cells, dialect="spark")
+    prefix = f"{t.name}_".lower()
+    db = f" IN {exp.to_identifier(t.db, quoted=True).sql('spark')}" if t.db else ""
+    pattern = exp.Literal.string(f"{t.name}_*").sql("spark")
+    views = {str(r[1] if len(r) >= 2 else r[0]).strip().lower() for r in execute(f"SHOW VIEWS{db} LIKE {pattern}")}
+    for stamp in sorted(stamps):
+        view = cells_view(cells, stamp)
+        if f"{prefix}{stamp}".lower() not in views:
+            continue  # a build from before views, or one that made none
+        key = exp.Literal.string(FALLBACK_PROPERTY).sql("spark")
+        rows = execute(f"SHOW TBLPROPERTIES {table_expr(view, 'spark').sql('spark')} ({key})")
+        value = str(rows[0][1] if rows and len(rows[0]) >= 2 else rows[0][0] if rows else "").strip()
+        try:
+            statement = redirected_view(view, value)
+        except ValueError:
+            raise RuntimeError(f"the view {view} has no query to compute its cells from "
+                               f"({FALLBACK_PROPERTY})") from None
+        execute(statement)
 
 
 def _run(spark, sql: str) -> list:
@@ -149,8 +182,8 @@ class SparkBuild:
         return sum(s for _, s, _ in table_files(self.spark, table))
 
 
-def _stamps(engine: BuildEngine, cells: str) -> set[str]:
-    rows = engine.run(f"SHOW PARTITIONS {table_expr(cells, 'spark').sql('spark')}")
+def _stamps(execute: Callable[[str], list], cells: str) -> set[str]:
+    rows = execute(f"SHOW PARTITIONS {table_expr(cells, 'spark').sql('spark')}")
     out = set()
     for r in rows:
         for part in str(r[0]).split("/"):
@@ -186,6 +219,7 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
         expected = {k: str(parse_type(v)) for k, v in want.items()} | {STAMP_COLUMN: "string", PART_COLUMN: "string"}
         if {k: str(parse_type(v)) for k, v in have.items()} != expected:
             say(f"{cells} holds cells of another shape: dropping it (SQL saved before names its old columns)")
+            redirect(engine.run, table, _stamps(engine.run, cells))
             engine.run(exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
     engine.run(stmts[0])
     query = cells_select(spec, table, layout.partition_column, "spark")
@@ -221,8 +255,16 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
         clock.start("head")
         engine.run(stmts[2])
     rows, count, bounds = figures
+    clock.start("view")
+    try:
+        engine.run(cells_view_statement(spec, table, cells, stamp, layout.partition_column))
+        view = True
+    except Exception as e:  # noqa: BLE001 - saved SQL then checks the head row in its own text
+        say(f"the view of the aggregate index of {table} was not created: {str(e).splitlines()[0][:300]}")
+        view = False
     clock.start("old builds dropped")
-    old = _stamps(engine, cells) - {stamp}
+    old = _stamps(engine.run, cells) - {stamp}
+    redirect(engine.run, table, old)
     _drop(engine, cells, sorted(old))
     clock.start("size and state")
     size = None
@@ -231,7 +273,8 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
     except Exception:  # noqa: BLE001 - a size for the report only
         pass
     state = CellsState(stamp, after, layout.generation, spec.digest, cells, rows, count, bounds,
-                       tuple(want.items()), dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), size)
+                       tuple(want.items()), dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), size,
+                       view)
     pairs = [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v)) for k, v in state.properties().items()]
     engine.run(exp.Alter(this=table_expr(table, "spark"), kind="TABLE",
                          actions=[exp.AlterSet(expressions=[exp.Properties(expressions=pairs)])]).sql("spark"))
@@ -351,4 +394,5 @@ def index_context(spark, table: str, layout: Layout, properties, entry: CatalogE
     return IndexContext(spec, state)
 
 
-__all__ = ["build", "invalidate", "after_write", "index_context", "checked_now", "head_present", "BUILD_SETTINGS"]
+__all__ = ["build", "invalidate", "redirect", "after_write", "index_context", "checked_now", "head_present",
+           "BUILD_SETTINGS"]

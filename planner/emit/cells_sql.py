@@ -8,6 +8,8 @@
       FROM db.t GROUP BY planner_pid, <buckets>, l_returnflag
       SORT BY planner_pid, <buckets>, l_returnflag
     INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'head') SELECT -1, NULL, …
+    CREATE OR REPLACE VIEW db.t__cells_S TBLPROPERTIES ('planner.cells.fallback' = '<hex of the cells query>')
+      AS SELECT planner_pid, … FROM db.t__cells WHERE planner_stamp = 'S' AND planner_part = 'cells'
 
 One pass over the columns the index needs; files of cells each sorted by the cell key, so a
 query's interior box reads few of their pages (``SORT BY``: an ``ORDER BY`` samples its input to
@@ -16,6 +18,14 @@ is a balanced search over the boundaries (``CASE WHEN v < b_mid THEN (…) ELSE 
 with literals of the column's own type, the same comparisons the rewrite's predicates make
 (``planner.rewrite.aggregate_rewrite``), so a row is in bucket ``k`` on both sides or on neither.
 The head row is written last: the cells are valid once it exists.
+
+The view is what SQL saved for later (``planner rewrite``) reads the build's cells through. Before
+the planner writes to the table, or drops the build, it replaces the view by the query that
+computes the cells from the table (``redirected_view``, kept hex-encoded in the view's
+properties, so no quote or backslash of a bound needs escaping): one metastore update, after
+which saved SQL computes, from the rows as they are, the very cells it used to read (the same
+bucket searches, the same types). A query that runs at once checks the head row instead and
+reads the cells table itself.
 """
 from __future__ import annotations
 
@@ -34,12 +44,14 @@ from planner.model.aggregate_index import (
     AggregateIndex,
     GridDim,
     bucket_column,
+    cells_view,
     expr_columns,
     group_column,
 )
 from planner.semantics.types import parse_type
 from planner.workload.aggregates import result_type
 
+FALLBACK_PROPERTY = "planner.cells.fallback"  # a build's view: hex of the query computing its cells
 MAX_BOUNDS = 255  # boundaries per dimension: the bucket CASE stays small enough to be compiled
 PAGE_ROWS = 1000  # cells per Parquet page of the index (a query reads whole pages)
 
@@ -164,6 +176,35 @@ def build_statements(index: AggregateIndex, table: str, cells: str, stamp: str, 
             insert_into(cells, stamp, HEAD, head_select(index), dialect)]
 
 
+def cells_view_statement(index: AggregateIndex, table: str, cells: str, stamp: str,
+                          partition_column: str = "planner_pid") -> str:
+    """``CREATE OR REPLACE VIEW`` of build ``stamp``: its cells as stored, and (in a property) the
+    query computing them from ``table`` (Spark SQL: the view is for the Spark SQL texts the
+    rewrite saves)."""
+    reading = exp.select(*[column_ref(c) for c in cells_columns(index)]).from_(table_expr(cells, "spark")).where(
+        exp.and_(exp.EQ(this=column_ref(STAMP_COLUMN), expression=exp.Literal.string(stamp)),
+                 exp.EQ(this=column_ref(PART_COLUMN), expression=exp.Literal.string(CELLS))))
+    computing = cells_select(index, table, partition_column, "spark")
+    computing.set("sort", None)  # a view's rows have no order; the build's SORT BY lays out its files
+    return _view(cells_view(cells, stamp), reading, computing.sql(dialect="spark").encode("utf-8").hex())
+
+
+def redirected_view(view: str, fallback: str) -> str:
+    """The view ``view`` replaced by the query its property ``fallback`` (hex) holds: from now on it
+    computes the cells from the table."""
+    import sqlglot
+
+    query = sqlglot.parse_one(bytes.fromhex(fallback).decode("utf-8"), read="spark")
+    return _view(view, query, fallback)
+
+
+def _view(view: str, query: exp.Expression, fallback: str) -> str:
+    props = exp.Properties(expressions=[exp.Property(this=exp.Literal.string(FALLBACK_PROPERTY),
+                                                     value=exp.Literal.string(fallback))])
+    return exp.Create(this=table_expr(view, "spark"), kind="VIEW", replace=True, expression=query,
+                      properties=props).sql(dialect="spark")
+
+
 def insert_into(cells: str, stamp: str, part: str, query: exp.Expression, dialect: str = "spark") -> str:
     """``INSERT OVERWRITE TABLE cells PARTITION (planner_stamp = stamp, planner_part = part) <query>``."""
     target = table_expr(cells, dialect)
@@ -203,4 +244,5 @@ def drop_partition(table: str, spec: dict[str, str], dialect: str = "spark") -> 
 
 
 __all__ = ["build_statements", "insert_into", "cells_columns", "cells_select", "create_cells", "bucket_expr", "head_select",
-           "head_count", "drop_stamps", "drop_partition", "MAX_BOUNDS", "PAGE_ROWS"]
+           "head_count", "drop_stamps", "drop_partition", "cells_view_statement", "redirected_view", "FALLBACK_PROPERTY",
+           "MAX_BOUNDS", "PAGE_ROWS"]

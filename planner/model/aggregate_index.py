@@ -201,6 +201,12 @@ def cells_table(table: str) -> str:
     return f"{db}.{name}{CELLS_SUFFIX}" if db else f"{name}{CELLS_SUFFIX}"
 
 
+def cells_view(cells: str, stamp: str) -> str:
+    """``db.t__cells``, build ``S`` -> ``db.t__cells_S``: the view SQL saved for later reads that
+    build's cells through (``planner.emit.cells_sql.cells_view_statement``)."""
+    return f"{cells}_{stamp}"
+
+
 # ---- what was built ---------------------------------------------------------------------------
 PROPERTY = "planner.cells"
 
@@ -211,7 +217,9 @@ class CellsState:
 
     ``stamp`` names the build: the cells table's rows of this build sit in partition
     ``planner_stamp = stamp``, and its one ``head`` row says they are valid; the planner drops the
-    head before any write to the table (``append``, ``relayout``, ``apply``). ``snapshot`` is the
+    head before any write to the table (``append``, ``relayout``, ``apply``). SQL saved for later
+    reads the cells through the build's view (``cells_view``), which the planner points at the
+    table itself before it writes: the view then computes the cells from the rows. ``snapshot`` is the
     table's file snapshot the cells were computed from (as join ranges record theirs): a write
     that bypasses the planner changes it, and the rewrite then scans instead. ``bounds`` holds,
     per indexed expression, an upper bound of ``Σ |e|`` over the whole table (``None``: not
@@ -229,12 +237,14 @@ class CellsState:
     types: tuple[tuple[str, str], ...] = ()  # cells column -> Spark type, as built
     built_at: str = ""
     bytes: int | None = None
+    view: bool = False  # the build made its view (``cells_view``); builds before views had none
 
     def to_json(self) -> dict:
         return {"version": INDEX_VERSION, "stamp": self.stamp, "snapshot": self.snapshot,
                 "generation": self.generation, "digest": self.digest, "cells_table": self.cells_table,
                 "table_rows": self.table_rows, "cells": self.cells, "bounds": list(self.bounds),
-                "types": dict(self.types), "built_at": self.built_at, "bytes": self.bytes}
+                "types": dict(self.types), "built_at": self.built_at, "bytes": self.bytes} | \
+            ({"view": True} if self.view else {})
 
     @classmethod
     def from_json(cls, obj: Mapping) -> "CellsState":
@@ -244,7 +254,7 @@ class CellsState:
                    str(obj["cells_table"]), int(obj["table_rows"]), int(obj["cells"]),
                    tuple(None if b is None else float(b) for b in obj.get("bounds", [])),
                    tuple((str(k), str(v)) for k, v in (obj.get("types") or {}).items()),
-                   str(obj.get("built_at", "")), obj.get("bytes"))
+                   str(obj.get("built_at", "")), obj.get("bytes"), bool(obj.get("view", False)))
 
     def properties(self) -> dict[str, str]:
         """One property, hex of the JSON (Spark redacts values matching ``(?i)url|token|…``)."""
@@ -262,6 +272,6 @@ class CellsState:
             return None  # damaged or from another version: no index (queries scan)
 
 
-__all__ = ["AggregateIndex", "GridDim", "IndexedExpr", "CellsState", "cells_table", "bucket_column",
+__all__ = ["AggregateIndex", "GridDim", "IndexedExpr", "CellsState", "cells_table", "cells_view", "bucket_column",
            "group_column", "expr_columns", "ROWS_COLUMN", "STAMP_COLUMN", "PART_COLUMN", "HEAD", "CELLS",
            "CELLS_SUFFIX", "PROPERTY", "DIMENSION_KINDS", "GROUP_TYPES"]

@@ -3,7 +3,9 @@
     SELECT sum(l_extendedprice * l_discount) AS revenue FROM tpch.lineitem
     WHERE l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07
 
-becomes (one partition group shown; ``S`` is the stamp of the index build the rewrite checked)
+becomes, as ``planner.sql`` runs it at once (one partition group shown; ``S`` is the stamp of
+the index build the edge checked just now: the table's files as the build left them, the build's
+head row in the cells table)
 
     SELECT CAST(SUM(planner_e0_sum) AS DECIMAL(38,4)) AS revenue FROM (
       SELECT COUNT(*) AS planner_n, SUM(e) AS planner_e0_sum FROM tpch.lineitem AS lineitem
@@ -11,28 +13,27 @@ becomes (one partition group shown; ``S`` is the stamp of the index build the re
       UNION ALL                                                            -- boundary cells, scanned
       SELECT … FROM tpch.lineitem AS lineitem WHERE planner_pid IN (<group>) AND P
         AND (l_shipdate >= DATE '1993-12-27' AND l_shipdate < DATE '1994-01-03' OR …)
-      UNION ALL                                                            -- interior cells, if the index is gone
-      SELECT … FROM tpch.lineitem AS lineitem WHERE planner_pid IN (<group>) AND <valid> = 0 AND P AND <interior box>
       UNION ALL                                                            -- interior cells, from the index
       SELECT planner_n, planner_e0_sum FROM tpch.lineitem__cells
-        WHERE planner_stamp = 'S' AND planner_part = 'cells' AND <valid> > 0
+        WHERE planner_stamp = 'S' AND planner_part = 'cells'
           AND planner_pid IN (<group>) AND planner_b0 BETWEEN 4 AND 55 AND planner_b1 BETWEEN 5 AND 7
     ) AS lineitem
 
-``<valid>`` is ``(SELECT COUNT(*) FROM <cells> WHERE planner_stamp = 'S' AND planner_part = 'head')``:
-the build's one head row. The planner drops it before it writes to the table (append, relayout,
-apply), so SQL saved earlier stops reading the index and scans the interior cells instead; Spark
-computes one scalar subquery once per query (``spark.sql.execution.reuseSubquery``), so both
-branches see the same answer, and as a filter without columns it prunes the fallback's partitions
-at run time. Partition ids name regions forever (``planner.model.layout``): a table laid out
-anew has none of the group's ids, so the first branch reads it all, the others nothing, and the
-index (its head dropped) adds nothing.
+SQL saved to run later (``planner rewrite``, ``IndexContext.checked`` false) reads the interior
+cells through the build's view instead, ``FROM tpch.lineitem__cells_S WHERE planner_pid IN
+(<group>) AND …`` (``planner.model.aggregate_index.cells_view``). The planner points that view at
+the table itself before it writes to the table (append, relayout, apply) or drops the build
+(``hive_integration.spark.cells.redirect``): from then on the view computes the same cells from
+the rows as they are, with the build's own bucket searches and types, so saved SQL stays exact
+with no check of its own. Partition ids name regions forever (``planner.model.layout``): a table
+laid out anew has none of the group's ids, so the first branch reads it all, and the others and
+the view nothing.
 
-That check is for SQL saved to run later (``planner rewrite``). A query ``planner.sql`` runs at
-once carries neither ``<valid>`` nor the fallback branch (``IndexContext.checked``): the edge
-has just seen the table's files as the build left them and the head row in the cells table as it
-is now (read again whenever the cells' files change); Spark runs each subquery as a job of its
-own (``benchmarks/results/agg_index_profile_sf1.md`` times both texts).
+A build from before views (``CellsState.view`` false) has none, and its saved SQL checks the
+head row in the text: ``(SELECT COUNT(*) FROM <cells> WHERE planner_stamp = 'S' AND planner_part =
+'head')`` > 0 on the cells branch, and a fallback branch per group scanning the interior box when
+it is 0 (the planner drops the head before it writes). Spark computes the scalar subquery once
+per query, as a job of its own (``benchmarks/results/agg_index_profile_sf1.md`` times the texts).
 
 A row of a partition is read by exactly one branch or counted in exactly one cell: the interior
 box of a group is a product of bucket ranges, the same ranges as values on the table side and as
@@ -94,6 +95,7 @@ from planner.model.aggregate_index import (
     CellsState,
     GridDim,
     bucket_column,
+    cells_view,
     expr_columns,
     group_column,
 )
@@ -636,7 +638,10 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     branches: list[exp.Select] = []
     plain_read = sorted(set(plan.plain) | {CATCH_ALL})
     branches.append(scan_branch([partition_filter(layout.partition_column, plain_read, layout.known_ids)]))
-    valid = None if ctx.checked else _valid(state)
+    # SQL saved for later reads the cells through the build's view, which the planner points at the
+    # table before it writes (builds from before views: the head row, checked in the text itself)
+    through_view = not ctx.checked and state.view
+    valid = None if ctx.checked or through_view else _valid(state)
     dims = {d.column: (i, d) for i, d in enumerate(spec.dims)}
     index_boxes: list[exp.Expression] = []
     for g in plan.groups:
@@ -657,11 +662,14 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     cells = exp.select(*[exp.alias_(_col(group_column(spec.groups.index(next(x for x in spec.groups if x[0] == g)))),
                                     g, quoted=True) for g in groups],
                        *[exp.alias_(_col(p.cells), p.name, quoted=True) for p in partials])
-    cells = cells.from_(table_expr(state.cells_table, "spark")).where(_and([
-        exp.EQ(this=_col(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
-        exp.EQ(this=_col(PART_COLUMN), expression=exp.Literal.string(CELLS)),
-        None if valid is None else exp.GT(this=valid.copy(), expression=exp.Literal.number(0)),
-        _or(index_boxes)]))
+    if through_view:
+        cells = cells.from_(table_expr(cells_view(state.cells_table, state.stamp), "spark")).where(_or(index_boxes))
+    else:
+        cells = cells.from_(table_expr(state.cells_table, "spark")).where(_and([
+            exp.EQ(this=_col(STAMP_COLUMN), expression=exp.Literal.string(state.stamp)),
+            exp.EQ(this=_col(PART_COLUMN), expression=exp.Literal.string(CELLS)),
+            None if valid is None else exp.GT(this=valid.copy(), expression=exp.Literal.number(0)),
+            _or(index_boxes)]))
     union: exp.Expression = branches[0]
     for b in branches[1:] + [cells]:
         union = exp.union(union, b, distinct=False)
