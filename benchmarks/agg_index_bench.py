@@ -252,7 +252,23 @@ def report(fig: dict) -> str:
             p[4] += r["used"]
         for k, p in sorted(per.items(), key=lambda kv: -kv[1][2]):
             lines.append(f"| {k} | {p[0]} | {p[1]:,} | {p[2]:,} | {p[3]:,} | {p[4]} |")
+        lines += ["", _floor(idx[0], fig["matching"])]
     return "\n".join(lines) + "\n"
+
+
+def _floor(target: dict, matching: list) -> str:
+    """The lowest read ÷ matching this index allows: a query it does not answer scans, and a scan
+    reads at least the rows that match (Spark counts the rows of every row group it keeps)."""
+    m = max(sum(matching), 1)
+    plain: dict[str, int] = {}
+    for r, mm in zip(target["results"], matching):
+        if not r["used"]:
+            plain[r["template"].split(",")[0]] = plain.get(r["template"].split(",")[0], 0) + mm
+    total = sum(plain.values())
+    top = ", ".join(f"{k} {v / m:.3f}" for k, v in sorted(plain.items(), key=lambda kv: -kv[1])[:3])
+    return (f"Floor: the queries `{target['key']}` does not answer from the index match {total:,} of the {m:,} "
+            f"rows and read at least those, so read ÷ matching cannot go below {total / m:.3f} with this index, "
+            f"however its answered queries read (largest shares: {top}).")
 
 
 LOOKUPS = {"q6 variant q-o, point per predicate": "l_orderkey", "q6 variant q-e, point per predicate": "l_extendedprice"}
