@@ -660,3 +660,23 @@ def aggregate_golden() -> str:
 def test_rewritten_aggregates_match_the_golden_file():
     assert GOLDEN.read_text(encoding="utf-8") == aggregate_golden(), \
         "the aggregate rewrite changed: ./dev golden, then read git diff tests/golden/"
+
+
+def test_planner_status_tells_whether_queries_use_the_index_and_through_which_view():
+    """``planner status``'s section on the index: its grid, its last build, the view saved SQL reads
+    it through, and why queries do not use it when they do not."""
+    from planner.advice.layout_status import IndexStatus
+
+    state = CellsState("s1", "snap", 3, INDEX.digest, "tpch.lineitem__cells", 6_000_000, 1650, (1.0,),
+                       built_at="2026-11-29T19:00:00Z", bytes=3 * 2**20, view=True)
+    used = IndexStatus(INDEX, state)
+    assert used.used and used.view == "tpch.lineitem__cells_s1"
+    text = "\n".join(used.lines())
+    assert INDEX.describe() in text and "1,650 cells (3.0 MiB) for 6,000,000 rows" in text
+    assert "through the view tpch.lineitem__cells_s1" in text and "queries answer from it" in text
+    assert used.to_json()["build"]["view"] == "tpch.lineitem__cells_s1" and used.to_json()["used"] is True
+    stale = IndexStatus(INDEX, replace(state, view=False), "the table changed since the index was built")
+    assert not stale.used and stale.view == "" and stale.to_json()["build"]["view"] is None
+    assert "queries do not use it: the table changed" in "\n".join(stale.lines())
+    unbuilt = IndexStatus(INDEX, None, "the index is not built")
+    assert not unbuilt.used and unbuilt.to_json()["build"] is None and "last build" not in "\n".join(unbuilt.lines())

@@ -340,6 +340,8 @@ def test_stale_index_is_never_used(spark, table):
     spark.sql(f"CREATE TABLE {DB}.batch STORED AS PARQUET AS SELECT k + 200000 AS k, i, d, dt, s, g, x, f, b, z, w, h "
               f"FROM {DB}.plain WHERE i < 20")
     layout = SparkCatalogLayouts(spark).lookup(DB, "stale").layout
+    status = _status(spark, src, layout)  # `planner status`: the INSERT above bypassed the planner
+    assert not status.used and "changed" in status.why_not and status.view == f"{src}__cells_{stamp}"
     invalidate(runner.execute, src)
     files = spark.sql(f"SELECT * FROM {src}__cells_{stamp}").inputFiles()  # the view reads the table now
     assert files and all("/stale/" in f and "/stale__cells/" not in f for f in files), files
@@ -352,12 +354,22 @@ def test_stale_index_is_never_used(spark, table):
     assert _answer(spark, saved_text) == want  # the old build's view computes its cells from the rows
     text, explanation = rewritten(spark, q)
     assert explanation is not None and explanation.used  # rebuilt after the append
+    assert _status(spark, src, layout).used
     assert _answer(spark, text) == want
     newer = rewritten(spark, q, saved=True)[0]
     apply_layout(SparkRunner(spark), _layout(src, _index(), cuts=(25, 75)), drop_old=True)  # a new generation
     assert _answer(spark, newer) == want
     assert _answer(spark, rewritten(spark, q)[0]) == want
     spark.sql(f"DROP TABLE IF EXISTS {DB}.batch")
+
+
+def _status(spark, table: str, layout):
+    """``planner status``'s section on the index (``planner.cli.status._index``)."""
+    from types import SimpleNamespace
+
+    from planner.cli.status import _index
+
+    return _index(SimpleNamespace(spark=spark, table=table, current=layout))
 
 
 def test_a_query_run_at_once_checks_the_head_itself(spark, table):

@@ -8,7 +8,9 @@
   window's after which the switch has paid for itself (∞ when it gains nothing);
 * hot partitions (read by at least half of the window's scans), cold ones (read by none) and
   mis-cut ones (their re-cut gain exceeds c × their rows: the partial re-layout's choice);
-* clustering depth per column (``planner.costmodel.clustering``), when footers were read.
+* clustering depth per column (``planner.costmodel.clustering``), when footers were read;
+* the table's aggregate index: what it keeps, its last build, and whether queries use it now
+  (``IndexStatus``).
 
 Pure: the CLI gathers statistics, the workload and footers, and prints what this returns.
 """
@@ -20,6 +22,7 @@ from typing import Sequence
 
 from planner.advice.relayout_plan import RelayoutPlan, model_for
 from planner.costmodel.cost import CostModel, LayoutCost
+from planner.model.aggregate_index import AggregateIndex, CellsState, cells_view
 from planner.model.layout import Layout
 from planner.model.wording import plural
 
@@ -38,6 +41,7 @@ class Status:
     clustering: tuple = ()  # planner.costmodel.clustering.ColumnDepth per column
     measured: tuple = ()  # (statement, rows, files, bytes, partitions) per measured count form
     entropy: "FileSizeEntropy | None" = None
+    index: "IndexStatus | None" = None
 
     @property
     def full_switch_rows(self) -> float:
@@ -82,6 +86,7 @@ class Status:
                            "miscut": self.miscut},
             "clustering_depth": [c.to_json() for c in self.clustering],
             "file_size_entropy": None if self.entropy is None else self.entropy.to_json(),
+            "aggregate_index": None if self.index is None else self.index.to_json(),
             "measured": [dict(zip(("statement", "rows", "files", "bytes", "partitions"), m)) for m in self.measured],
         }
 
@@ -116,6 +121,8 @@ class Status:
                              f"partition; overlap {c.overlap:.0%}")
         if self.entropy is not None:
             lines.append(self.entropy.text())
+        if self.index is not None:
+            lines += self.index.lines()
         if self.measured:
             lines.append("measured (count forms on Spark): statement, rows, files, bytes, partitions read")
             for m in self.measured:
@@ -196,9 +203,48 @@ def _fmt(n: float) -> str:
     return f"{n:.0f}"
 
 
+@dataclass(frozen=True)
+class IndexStatus:
+    """The layout's aggregate index: what it keeps, its last build (none: ``state`` None), and
+    ``why_not`` queries do not use it now ('' when they do)."""
+
+    spec: AggregateIndex
+    state: CellsState | None
+    why_not: str = ""
+
+    @property
+    def used(self) -> bool:
+        return self.state is not None and not self.why_not
+
+    @property
+    def view(self) -> str:
+        """The view SQL saved for later reads the build's cells through ('' for a build without one)."""
+        return cells_view(self.state.cells_table, self.state.stamp) if self.state is not None and self.state.view else ""
+
+    def to_json(self) -> dict:
+        s = self.state
+        return {"index": self.spec.describe(), "used": self.used, "why_not": self.why_not,
+                "build": None if s is None else {"stamp": s.stamp, "built_at": s.built_at, "cells_table": s.cells_table,
+                                                 "cells": s.cells, "table_rows": s.table_rows, "bytes": s.bytes,
+                                                 "view": self.view or None}}
+
+    def lines(self) -> list[str]:
+        out = [f"aggregate index: {self.spec.describe()}"]
+        s = self.state
+        if s is not None:
+            size = f" ({s.bytes / 2**20:.1f} MiB)" if s.bytes else ""
+            out.append(f"  last build {s.stamp} at {s.built_at or 'an unknown time'}: {s.cells:,} cells{size} for "
+                       f"{s.table_rows:,} rows in {s.cells_table}")
+            if self.view:
+                out.append(f"  SQL saved by `planner rewrite` reads it through the view {self.view}")
+        out.append("  queries answer from it" if self.used else f"  queries do not use it: {self.why_not}")
+        return out
+
+
 def status_of(model: CostModel, current: Layout, best: Layout, relayout: RelayoutPlan,
-              clustering: tuple = (), measured: tuple = (), entropy: FileSizeEntropy | None = None) -> Status:
+              clustering: tuple = (), measured: tuple = (), entropy: FileSizeEntropy | None = None,
+              index: IndexStatus | None = None) -> Status:
     model = model_for(model, current, best)
     return Status(current.table, model.stats.rows, float(model.weights.sum()), model.evaluate(current),
                   model.evaluate(best), model.full_scan_rows(), relayout, tuple(clustering), tuple(measured),
-                  entropy)
+                  entropy, index)

@@ -172,6 +172,24 @@ def _entropy(w: Window):
     return file_size_entropy(files, w.advice.params.target_file_bytes)
 
 
+def _index(w: Window):
+    """The layout's aggregate index, its last build, and whether a query would use it now (the
+    checks ``planner.sql`` makes: the build's specification, generation and snapshot; its head row)."""
+    if w.current.aggregate_index is None:
+        return None
+    from hive_integration.metastore.layouts import SparkCatalogLayouts
+    from hive_integration.spark.cells import head_present, index_context
+    from planner.advice.layout_status import IndexStatus
+
+    db, short = w.table.split(".", 1)
+    found = SparkCatalogLayouts(w.spark).lookup(db, short)
+    ctx = index_context(w.spark, w.table, w.current, found.properties if found is not None else {})
+    why = ctx.why_not
+    if not why and not head_present(w.spark, ctx.state):
+        why = "the build's head row is gone (a write through the planner invalidated it); queries scan"
+    return IndexStatus(w.current.aggregate_index, ctx.state, why)
+
+
 def _measure(spark, window: Window, console: Console) -> list[tuple]:
     """Each scan's count form through the rewrite: (statement, rows, files, bytes, partitions)."""
     from sqlglot import exp
@@ -218,7 +236,7 @@ def status_cmd(table, workload, eventlog, window, calibration, sample_rows, max_
                     validate=validate, calibration=calibration)
     depth = () if no_clustering else _clustering(w.spark, w.table, w.current, w.columns)
     measured = _measure(w.spark, w, console) if measure else ()
-    st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured, _entropy(w))
+    st = status_of(w.model, w.current, w.plan.target, w.plan, depth, measured, _entropy(w), _index(w))
     click.echo(json.dumps(st.to_json(), indent=2, default=str) if fmt == "json" else st.text())
 
 
