@@ -387,6 +387,9 @@ def test_a_builds_view_reads_its_cells_and_is_redirected_to_the_query_computing_
     assert f"'{FALLBACK_PROPERTY}'='{fallback}'" in redirected
     with pytest.raises(ValueError):
         redirected_view("tpch.lineitem__cells_s1", "not hex")
+    from planner.emit.advice_folder import _cells_text  # apply.sql's comments name the view too
+
+    assert "-- then CREATE OR REPLACE VIEW tpch.lineitem__cells_<stamp> AS the build's cells" in _cells_text(_layout())
 
 
 def test_a_dimension_with_a_bucket_per_value_is_grouped_by_the_value_then_bucketed():

@@ -236,13 +236,17 @@ def _cells_text(layout: Layout) -> str:
     if layout.aggregate_index is None:
         return ""
     from planner.emit.cells_sql import build_statements
-    from planner.model.aggregate_index import cells_table
+    from planner.model.aggregate_index import cells_table, cells_view
 
     stmts = build_statements(layout.aggregate_index, layout.table, cells_table(layout.table), "<stamp>",
                              layout.partition_column, "spark")
     lines = ["", "aggregate index: what `planner apply` runs after the swap (for reading; run by hand, the index is "
              "not recorded and queries do not use it)"]
-    return "\n" + _comment(lines + [line for s in stmts for line in (s + ";").splitlines()])
+    view = cells_view(cells_table(layout.table), "<stamp>")
+    last = [f"then CREATE OR REPLACE VIEW {view} AS the build's cells: what SQL saved by `planner rewrite` reads "
+            "(its property holds the cells query above, which the planner puts in its place before it writes to the "
+            "table)"]
+    return "\n" + _comment(lines + [line for s in stmts for line in (s + ";").splitlines()] + last)
 
 
 # ---- report.md -----------------------------------------------------------------------------------
