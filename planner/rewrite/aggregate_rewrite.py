@@ -156,12 +156,16 @@ class AggregateExplanation:
     whole: tuple[int, ...] = ()  # partitions answered entirely from the index
     interior: tuple[str, ...] = ()  # per partition group: its interior cells, its boundary cells
     scanned: tuple[tuple[str, str], ...] = ()  # (partitions, why they are scanned whole)
+    view: str = ""  # the build's view the text reads the cells through ('' when it reads the cells table)
 
     def lines(self) -> list[str]:
         if not self.used:
             return [f"aggregate index not used: {self.reason}"]
         out = [f"aggregate index {self.cells_table} (build {self.stamp}): interior cells come from the index, "
                "boundary cells are scanned"]
+        if self.view:
+            out.append(f"the text reads the cells through the view {self.view}, which computes them from the table "
+                       "once a write through the planner changes it")
         if self.whole:
             out.append(f"{len(self.whole)} partition(s) answered whole from the index: "
                        f"{_ids(self.whole)}")
@@ -279,8 +283,15 @@ def _aggregate(sql, layouts, dialect, schema, current_db, settings, indexes, nam
     interior = []
     for g in plan.groups:
         interior.append(f"partitions {_ids(g.ids)}: {_cover_text(g.cover, ctx.index)}")
+    view = cells_view(ctx.state.cells_table, ctx.state.stamp) if _through_view(ctx) else ""
     return text, AggregateExplanation(q.table, True, "", ctx.state.cells_table, ctx.state.stamp,
-                                      tuple(plan.whole), tuple(interior), tuple(plan.scanned))
+                                      tuple(plan.whole), tuple(interior), tuple(plan.scanned), view)
+
+
+def _through_view(ctx: IndexContext) -> bool:
+    """SQL saved for later reads the cells through the build's view, which the planner points at
+    the table before it writes (a build from before views: the text checks the head row itself)."""
+    return not ctx.checked and ctx.state is not None and ctx.state.view
 
 
 def _context(indexes, table: str) -> IndexContext | None:
@@ -638,9 +649,7 @@ def _sql(plan: _Plan, dialect: str, names, original: str) -> str:
     branches: list[exp.Select] = []
     plain_read = sorted(set(plan.plain) | {CATCH_ALL})
     branches.append(scan_branch([partition_filter(layout.partition_column, plain_read, layout.known_ids)]))
-    # SQL saved for later reads the cells through the build's view, which the planner points at the
-    # table before it writes (builds from before views: the head row, checked in the text itself)
-    through_view = not ctx.checked and state.view
+    through_view = _through_view(ctx)
     valid = None if ctx.checked or through_view else _valid(state)
     dims = {d.column: (i, d) for i, d in enumerate(spec.dims)}
     index_boxes: list[exp.Expression] = []
