@@ -263,7 +263,8 @@ def _floor(target: dict, matching: list) -> str:
     plain: dict[str, int] = {}
     for r, mm in zip(target["results"], matching):
         if not r["used"]:
-            plain[r["template"].split(",")[0]] = plain.get(r["template"].split(",")[0], 0) + mm
+            name = r["template"].split(",")[0]
+            plain[name] = plain.get(name, 0) + mm
     total = sum(plain.values())
     top = ", ".join(f"{k} {v / m:.3f}" for k, v in sorted(plain.items(), key=lambda kv: -kv[1])[:3])
     return (f"Floor: the queries `{target['key']}` does not answer from the index match {total:,} of the {m:,} "

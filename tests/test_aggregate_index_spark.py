@@ -364,12 +364,15 @@ def test_stale_index_is_never_used(spark, table):
 
 
 def _status(spark, table: str, layout):
-    """``planner status``'s section on the index (``planner.cli.status._index``)."""
+    """``planner status``'s section on the index (``planner.cli.status._index``), with the table's
+    properties as ``read_window`` reads them."""
     from types import SimpleNamespace
 
     from planner.cli.status import _index
 
-    return _index(SimpleNamespace(spark=spark, table=table, current=layout))
+    db, short = table.split(".", 1)
+    properties = dict(SparkCatalogLayouts(spark).lookup(db, short).properties or {})
+    return _index(SimpleNamespace(spark=spark, table=table, current=layout, properties=properties))
 
 
 def test_a_query_run_at_once_checks_the_head_itself(spark, table):

@@ -38,13 +38,13 @@ from hive_integration.spark.catalog_cache import forget
 from hive_integration.spark.join_ranges import table_snapshot
 from hive_integration.spark.step_clock import StepClock
 from planner.emit.cells_sql import (
+    FALLBACK_PROPERTY,
     PAGE_ROWS,
     build_statements,
     cells_columns,
     cells_select,
-    drop_partition,
-    FALLBACK_PROPERTY,
     cells_view_statement,
+    drop_partition,
     drop_stamps,
     head_count,
     redirected_view,
@@ -106,11 +106,11 @@ def redirect(execute: Callable[[str], list], table: str, stamps) -> None:
     db = f" IN {exp.to_identifier(t.db, quoted=True).sql('spark')}" if t.db else ""
     pattern = exp.Literal.string(f"{t.name}_*").sql("spark")
     views = {str(r[1] if len(r) >= 2 else r[0]).strip().lower() for r in execute(f"SHOW VIEWS{db} LIKE {pattern}")}
+    key = exp.Literal.string(FALLBACK_PROPERTY).sql("spark")
     for stamp in sorted(stamps):
         view = cells_view(cells, stamp)
         if f"{prefix}{stamp}".lower() not in views:
             continue  # a build from before views, or one that made none
-        key = exp.Literal.string(FALLBACK_PROPERTY).sql("spark")
         rows = execute(f"SHOW TBLPROPERTIES {table_expr(view, 'spark').sql('spark')} ({key})")
         value = str(rows[0][1] if rows and len(rows[0]) >= 2 else rows[0][0] if rows else "").strip()
         try:

@@ -60,6 +60,7 @@ class Window:
     model: object  # CostModel
     plan: object  # RelayoutPlan
     columns: dict
+    properties: dict  # the table's, as the layout was read from them (the aggregate index's state)
 
 
 def read_window(table, workload, eventlog, window, dialect, on_error, sample_rows, write_cost,
@@ -116,7 +117,7 @@ def read_window(table, workload, eventlog, window, dialect, on_error, sample_row
                          max_partitions=advice.params.max_partitions)
     if validate and plan.chosen and not fix_order:
         plan = _validated(plan, wl, table, columns, analysis.settings, stats, advice.params, console)
-    return Window(spark, table, current, advice, model, plan, columns)
+    return Window(spark, table, current, advice, model, plan, columns, dict(found.properties or {}))
 
 
 def _validated(plan, wl, table, columns, settings, stats, params, console: Console):
@@ -177,13 +178,10 @@ def _index(w: Window):
     checks ``planner.sql`` makes: the build's specification, generation and snapshot; its head row)."""
     if w.current.aggregate_index is None:
         return None
-    from hive_integration.metastore.layouts import SparkCatalogLayouts
     from hive_integration.spark.cells import head_present, index_context
     from planner.advice.layout_status import IndexStatus
 
-    db, short = w.table.split(".", 1)
-    found = SparkCatalogLayouts(w.spark).lookup(db, short)
-    ctx = index_context(w.spark, w.table, w.current, found.properties if found is not None else {})
+    ctx = index_context(w.spark, w.table, w.current, w.properties)
     why = ctx.why_not
     if not why and not head_present(w.spark, ctx.state):
         why = "the build's head row is gone (a write through the planner invalidated it); queries scan"
