@@ -16,8 +16,8 @@ from time_params import SLOW_SCANS
 from planner.analysis.table_analysis import ScanAnalysis, _analyse_predicate
 from planner.cnf.convert import to_ir
 from planner.cnf.valueset import ValueSet
-from planner.emit.cells_sql import build_statements, bucket_expr, cells_columns, drop_stamps
 from planner.costmodel.timing import TimeParams
+from planner.emit.cells_sql import bucket_expr, build_statements, cells_columns, drop_stamps
 from planner.model.aggregate_index import AggregateIndex, CellsState, GridDim, IndexedExpr
 from planner.model.layout import Layout, Ordering, Partition, with_generation
 from planner.pruning.strict import GridCovers, exact, runs, strict_project, strictly_matching
@@ -363,6 +363,24 @@ def test_build_statements_parse_and_name_every_cell_column():
     assert "PARTITION(`planner_stamp` = 's1', `planner_part` = 'head')" in stmts[2]
 
 
+def test_the_build_sorts_its_cells_only_when_they_may_fill_many_pages():
+    """Up to ``SORTED_CELLS`` cells a query reads them all in no time: the build skips its SORT BY,
+    and the cost model prices every cell as read. Beyond (or with group columns, whose values are
+    unknown) it sorts them by the cell key."""
+    from planner.emit.cells_sql import cells_select
+    from planner.model.aggregate_index import SORTED_CELLS, sorts_cells
+
+    small = replace(INDEX, groups=())
+    bound = 3 * (DIMS[0].buckets + 1) * (DIMS[1].buckets + 1)  # 2 partitions and the catch-all
+    assert bound <= SORTED_CELLS and not sorts_cells(small, 2)
+    assert sorts_cells(INDEX, 2)  # a group column
+    wide = replace(small, dims=(replace(DIMS[0], bounds=tuple(range(SORTED_CELLS))),))
+    assert sorts_cells(wide, 0)
+    assert " SORT BY " not in build_statements(small, TABLE, "tpch.lineitem__cells", "s1", sort=False)[1]
+    assert " SORT BY " in build_statements(INDEX, TABLE, "tpch.lineitem__cells", "s1")[1]
+    assert cells_select(small, TABLE, sort=False).args.get("sort") is None
+
+
 def test_a_builds_view_reads_its_cells_and_is_redirected_to_the_query_computing_them():
     """The view saved SQL reads: the build's stored cells; its property, the cells query itself
     (without the build's SORT BY), which ``redirected_view`` puts in its place, keeping the property
@@ -380,8 +398,7 @@ def test_a_builds_view_reads_its_cells_and_is_redirected_to_the_query_computing_
     fallback = prop.args["value"].this
     redirected = redirected_view("tpch.lineitem__cells_s1", fallback)
     computing = sqlglot.parse_one(redirected, read="spark").expression
-    want = cells_select(INDEX, TABLE)
-    want.set("sort", None)
+    want = cells_select(INDEX, TABLE, sort=False)
     assert computing.sql("spark") == want.sql("spark") and computing.args.get("sort") is None
     assert redirected_view("tpch.lineitem__cells_s1", fallback) == redirected
     assert f"'{FALLBACK_PROPERTY}'='{fallback}'" in redirected
@@ -573,8 +590,8 @@ def test_the_index_is_priced_as_the_next_query_of_its_template_sees_it():
     nothing from the table, where Spark read as much as without the index:
     ``benchmarks/results/agg_index_sf1.md``)."""
     from planner.costmodel.aggregate_index import choose_index, price_index
-    from planner.costmodel.index_grid import aggregate_scans, derive_index
     from planner.costmodel.cost import CostModel
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
 
     advice = _advise(_q6(12))
     model = CostModel(advice.analysis, advice.stats, replace(advice.params, time=SLOW_SCANS))  # where it pays
@@ -592,13 +609,35 @@ def test_the_index_is_priced_as_the_next_query_of_its_template_sees_it():
     assert chosen.index is None or chosen.rows_after > 0
 
 
+def test_a_query_reads_every_cell_of_an_unsorted_index_and_the_pages_it_needs_of_a_sorted_one():
+    """The price follows the build (``sorts_cells``): unsorted cells are read whole, sorted ones by
+    the pages holding the query's interior cells."""
+    from planner.costmodel.aggregate_index import price_index
+    from planner.costmodel.cost import CostModel
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
+    from planner.model.aggregate_index import PAGE_ROWS, sorts_cells
+
+    advice = _advise(_q6(12))
+    model = CostModel(advice.analysis, advice.stats, replace(advice.params, time=SLOW_SCANS))
+    queries = aggregate_scans(model, advice.workload)
+    plain = next(c.layout for c in advice.result.ranked
+                 if len(c.layout.partitions) == 1 and c.layout.order.method == "sort")
+    cost = model.evaluate(replace(plain, aggregate_index=None))
+    small, large = derive_index(model, queries, 16, 3), derive_index(model, queries, 64, 3)
+    assert not sorts_cells(small, 1) and sorts_cells(large, 1)
+    unsorted, ordered = price_index(model, cost, queries, small), price_index(model, cost, queries, large)
+    assert unsorted.served and all(s.index_rows == max(unsorted.cells, 1.0) for s in unsorted.served)
+    assert ordered.served and all(s.index_rows % PAGE_ROWS == 0 for s in ordered.served)
+    assert any(s.index_rows < ordered.cells for s in ordered.served)
+
+
 def test_a_query_the_rewrite_answers_through_the_index_is_priced_even_when_slower():
     """The rewrite takes cells from the index for every query with a cell inside its box, whatever
     its boundary and its extra relations cost; so the price counts each such query, slower or not
     (where Spark plans a query slowly, every served one is slower), and such an index is declined."""
     from planner.costmodel.aggregate_index import price_index
-    from planner.costmodel.index_grid import aggregate_scans, derive_index
     from planner.costmodel.cost import CostModel
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
 
     advice = _advise(_q6(12))
     slow = replace(advice.params.time, query=40 * advice.params.time.query)
@@ -615,8 +654,8 @@ def test_the_largest_value_of_a_narrow_column_is_a_bucket_of_its_own():
     """``l_discount = 0.10`` (the largest discount) is a whole bucket, not a part of [0.10, +inf):
     the held-out ``q-d`` lookups on it were refused (``lies inside single buckets``)."""
     from planner.cnf.valueset import ValueSet
-    from planner.costmodel.index_grid import aggregate_scans, derive_index
     from planner.costmodel.cost import CostModel
+    from planner.costmodel.index_grid import aggregate_scans, derive_index
 
     advice = _advise(_q6(12))
     model = CostModel(advice.analysis, advice.stats, advice.params)

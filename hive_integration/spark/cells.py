@@ -39,7 +39,6 @@ from hive_integration.spark.join_ranges import table_snapshot
 from hive_integration.spark.step_clock import StepClock
 from planner.emit.cells_sql import (
     FALLBACK_PROPERTY,
-    PAGE_ROWS,
     build_statements,
     cells_columns,
     cells_select,
@@ -52,6 +51,7 @@ from planner.emit.cells_sql import (
 from planner.emit.ddl import table_expr
 from planner.model.aggregate_index import (
     HEAD,
+    PAGE_ROWS,
     PART_COLUMN,
     PROPERTY,
     ROWS_COLUMN,
@@ -60,6 +60,7 @@ from planner.model.aggregate_index import (
     cells_table,
     cells_view,
     expr_columns,
+    sorts_cells,
 )
 from planner.model.layout import Layout
 from planner.semantics.types import parse_type
@@ -212,17 +213,21 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
         return None
     cells = cells_table(table)
     want = cells_columns(spec)
-    stmts = build_statements(spec, table, cells, "", layout.partition_column)
+    sort = sorts_cells(spec, len(layout.partitions))
+    stmts = build_statements(spec, table, cells, "", layout.partition_column, "spark", sort)
     clock.start("checks")
+    fits = False
     if _exists(engine.run, cells):
         have = engine.table_types(cells)
         expected = {k: str(parse_type(v)) for k, v in want.items()} | {STAMP_COLUMN: "string", PART_COLUMN: "string"}
-        if {k: str(parse_type(v)) for k, v in have.items()} != expected:
+        fits = {k: str(parse_type(v)) for k, v in have.items()} == expected
+        if not fits:
             say(f"{cells} holds cells of another shape: dropping it (SQL saved before names its old columns)")
             redirect(engine.run, table, _stamps(engine.run, cells))
             engine.run(exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
-    engine.run(stmts[0])
-    query = cells_select(spec, table, layout.partition_column, "spark")
+    if not fits:
+        engine.run(stmts[0])
+    query = cells_select(spec, table, layout.partition_column, "spark", sort)
     got = engine.query_types(query.sql(dialect="spark"))
     wrong = [f"{k}: {got.get(k)} (expected {v})" for k, v in want.items() if parse_type(got.get(k, "void")) != parse_type(v)]
     if wrong:
@@ -235,7 +240,7 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
             "that the table is unchanged since the build")
         return None
     stamp = uuid.uuid4().hex[:16]
-    stmts = build_statements(spec, table, cells, stamp, layout.partition_column)
+    stmts = build_statements(spec, table, cells, stamp, layout.partition_column, "spark", sort)
     with engine.settings(BUILD_SETTINGS):
         clock.start("cells")
         try:

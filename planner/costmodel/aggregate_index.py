@@ -46,15 +46,9 @@ from planner.analysis.table_analysis import ScanAnalysis
 from planner.cnf.valueset import ValueSet
 from planner.costmodel.blocks import BlockReader
 from planner.costmodel.cost import CostModel, LayoutCost
-from planner.costmodel.index_grid import (
-    CANDIDATE_DIMS,
-    MAX_DIMS,
-    derive_index,
-    grid_columns,
-    grouped_for_build,
-)
+from planner.costmodel.index_grid import CANDIDATE_DIMS, MAX_DIMS, derive_index, grid_columns, grouped_for_build
 from planner.costmodel.timing import ScanWork, scan_seconds
-from planner.model.aggregate_index import AggregateIndex, GridDim
+from planner.model.aggregate_index import PAGE_ROWS, AggregateIndex, GridDim, sorts_cells
 from planner.model.layout import CATCH_ALL, Layout
 from planner.pruning.strict import GridCovers, exact
 from planner.semantics.types import parse_type
@@ -62,7 +56,6 @@ from planner.workload.aggregates import AggregateQuery
 
 BUCKET_CHOICES = (8, 16, 32, 64, 128, 255)
 SIZE_SHARE = 0.02  # the index may take this share of the table's bytes
-CELL_PAGE_ROWS = 1000  # planner.emit.cells_sql.PAGE_ROWS
 COMPRESSION = 0.5  # Parquet's size of a cell against its plain width (sorted keys, small numbers)
 # The index must save this share of the layout's seconds: more than a bloom filter must
 # (planner.costmodel.search.BLOOM_MIN_GAIN), since every served query pays for the index's extra
@@ -140,12 +133,13 @@ def price_index(model: CostModel, cost: LayoutCost, queries: dict[int, Aggregate
     served: list[ServedScan] = []
     regions = [p.conditions for p in layout.partitions]
     grid = seen_as or index
+    every_page = None if sorts_cells(index, len(layout.partitions)) else cells  # unsorted: a query reads them all
     for i, q in queries.items():
         scan = model.scans[i]
         if not _serves(index, q, scan):
             continue
         got = _served(model, layout, grid, scan, i, hits[i], reader, blocks, files, sizes, keys, labels,
-                      scale, cell_bytes, regions, memo)
+                      scale, cell_bytes, regions, memo, every_page)
         if got is not None:  # the rewrite answers it through the index, faster or not
             served.append(got)
     w = model.weights
@@ -182,7 +176,10 @@ def _serves(index: AggregateIndex, q: AggregateQuery, scan: ScanAnalysis) -> boo
 
 
 def _served(model: CostModel, layout: Layout, index: AggregateIndex, scan: ScanAnalysis, i: int, hit, reader,
-            blocks, files, sizes, keys, labels, scale, cell_bytes, regions, memo=None) -> ServedScan | None:
+            blocks, files, sizes, keys, labels, scale, cell_bytes, regions, memo=None,
+            every_page: float | None = None) -> ServedScan | None:
+    """``every_page``: the index's cells, when they are not sorted by their key and a query reads
+    every page of them."""
     memo = {} if memo is None else memo  # per layout: the reader's blocks are the layout's
     covers = GridCovers(scan, index.dims, memo)
     dims = {d.column: d for d in index.dims}
@@ -231,10 +228,13 @@ def _served(model: CostModel, layout: Layout, index: AggregateIndex, scan: ScanA
     rows = float(read @ blocks.rows)
     groups = _groups(read, blocks)
     cells_read = max(1.0, len(np.unique(keys[interior_rows])) * scale) if interior_rows.any() else 0.0
-    index_rows = math.ceil(cells_read / CELL_PAGE_ROWS) * CELL_PAGE_ROWS if cells_read else CELL_PAGE_ROWS
+    if every_page is not None:
+        index_rows = max(every_page, 1.0)
+    else:
+        index_rows = math.ceil(cells_read / PAGE_ROWS) * PAGE_ROWS if cells_read else PAGE_ROWS
     hit_f = parts_read.astype(float)
     work = ScanWork(partitions=hit_f.sum() + 2, files=float(hit_f @ np.asarray(files, dtype=float)) + 2,
-                    row_groups=groups + math.ceil(index_rows / CELL_PAGE_ROWS) + 1, rows=rows + index_rows + 1,
+                    row_groups=groups + math.ceil(index_rows / PAGE_ROWS) + 1, rows=rows + index_rows + 1,
                     bytes=rows * model.scan_width[i] + index_rows * cell_bytes,
                     file_bytes=float(hit_f @ (np.asarray(sizes, dtype=float) * model.row_bytes)))
     seconds = float(scan_seconds(work, model.params.time)) + REWRITE_EXTRA_QUERIES * model.params.time.query

@@ -23,13 +23,7 @@ from typing import Mapping, Sequence
 from sqlglot import exp
 
 from planner.emit.apply_sql import apply_statements, backup_name, statements_text
-from planner.emit.ddl import (
-    TableMetadata,
-    create_table_sql,
-    left_out_text,
-    replaced_text,
-    table_expr,
-)
+from planner.emit.ddl import TableMetadata, create_table_sql, left_out_text, replaced_text, table_expr
 from planner.model.layout import CATCH_ALL, Layout
 from planner.semantics.kinds import Kind, render
 
@@ -236,10 +230,11 @@ def _cells_text(layout: Layout) -> str:
     if layout.aggregate_index is None:
         return ""
     from planner.emit.cells_sql import build_statements
-    from planner.model.aggregate_index import cells_table, cells_view
+    from planner.model.aggregate_index import cells_table, cells_view, sorts_cells
 
     stmts = build_statements(layout.aggregate_index, layout.table, cells_table(layout.table), "<stamp>",
-                             layout.partition_column, "spark")
+                             layout.partition_column, "spark",
+                             sorts_cells(layout.aggregate_index, len(layout.partitions)))
     lines = ["", "aggregate index: what `planner apply` runs after the swap (for reading; run by hand, the index is "
              "not recorded and queries do not use it)"]
     view = cells_view(cells_table(layout.table), "<stamp>")

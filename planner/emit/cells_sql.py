@@ -6,12 +6,13 @@
     INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'cells')
       SELECT planner_pid, <bucket of l_shipdate>, …, l_returnflag, COUNT(*), SUM(e), COUNT(e), MIN(e), MAX(e), …
       FROM db.t GROUP BY planner_pid, <buckets>, l_returnflag
-      SORT BY planner_pid, <buckets>, l_returnflag
+      SORT BY planner_pid, <buckets>, l_returnflag      -- only when there may be many cells
     INSERT OVERWRITE TABLE db.t__cells PARTITION (planner_stamp = 'S', planner_part = 'head') SELECT -1, NULL, …
     CREATE OR REPLACE VIEW db.t__cells_S TBLPROPERTIES ('planner.cells.fallback' = '<hex of the cells query>')
       AS SELECT planner_pid, … FROM db.t__cells WHERE planner_stamp = 'S' AND planner_part = 'cells'
 
-One pass over the columns the index needs; files of cells each sorted by the cell key, so a
+One pass over the columns the index needs; when the cells may fill many pages
+(``planner.model.aggregate_index.sorts_cells``), files of cells each sorted by the cell key, so a
 query's interior box reads few of their pages (``SORT BY``: an ``ORDER BY`` samples its input to
 range-partition it, and that sample runs the whole aggregation once more). The bucket of a value
 is a balanced search over the boundaries (``CASE WHEN v < b_mid THEN (…) ELSE (…) END``, log2 of the boundaries deep)
@@ -53,7 +54,6 @@ from planner.workload.aggregates import result_type
 
 FALLBACK_PROPERTY = "planner.cells.fallback"  # a build's view: hex of the query computing its cells
 MAX_BOUNDS = 255  # boundaries per dimension: the bucket CASE stays small enough to be compiled
-PAGE_ROWS = 1000  # cells per Parquet page of the index (a query reads whole pages)
 
 
 def _type(t: str) -> exp.DataType:
@@ -113,8 +113,9 @@ def _partition(stamp: str, part: str) -> exp.Partition:
 
 
 def cells_select(index: AggregateIndex, table: str, partition_column: str = "planner_pid",
-                 dialect: str = "spark") -> exp.Select:
-    """The aggregation that computes every cell (the INSERT's query; its schema is checked first).
+                 dialect: str = "spark", sort: bool = True) -> exp.Select:
+    """The aggregation that computes every cell (the INSERT's query; its schema is checked first),
+    ``SORT BY`` the cell key when ``sort``.
 
     A dimension whose values are few (``GridDim.staged``: a bucket per value, or range buckets over
     a column with few values against the rows, such as a date) is grouped by the value itself, and
@@ -141,7 +142,7 @@ def cells_select(index: AggregateIndex, table: str, partition_column: str = "pla
     q = q.from_(table_expr(table, dialect)).group_by(*[k.copy() for k, _ in inner_keys])
     if staged:
         q = _merged(index, q, aggregates)
-    return q.sort_by(*[column_ref(n) for n in key_names])
+    return q.sort_by(*[column_ref(n) for n in key_names]) if sort else q
 
 
 def _value_column(i: int) -> str:
@@ -169,10 +170,10 @@ def _merged(index: AggregateIndex, inner: exp.Select, aggregates: list[tuple[exp
 
 
 def build_statements(index: AggregateIndex, table: str, cells: str, stamp: str, partition_column: str = "planner_pid",
-                     dialect: str = "spark") -> list[str]:
-    """CREATE (if missing), the cells, then the head row: the statements of one build."""
+                     dialect: str = "spark", sort: bool = True) -> list[str]:
+    """CREATE (if missing), the cells (sorted when ``sort``), then the head row: the statements of one build."""
     return [create_cells(index, cells, table, dialect).sql(dialect=dialect),
-            insert_into(cells, stamp, CELLS, cells_select(index, table, partition_column, dialect), dialect),
+            insert_into(cells, stamp, CELLS, cells_select(index, table, partition_column, dialect, sort), dialect),
             insert_into(cells, stamp, HEAD, head_select(index), dialect)]
 
 
@@ -184,8 +185,7 @@ def cells_view_statement(index: AggregateIndex, table: str, cells: str, stamp: s
     reading = exp.select(*[column_ref(c) for c in cells_columns(index)]).from_(table_expr(cells, "spark")).where(
         exp.and_(exp.EQ(this=column_ref(STAMP_COLUMN), expression=exp.Literal.string(stamp)),
                  exp.EQ(this=column_ref(PART_COLUMN), expression=exp.Literal.string(CELLS))))
-    computing = cells_select(index, table, partition_column, "spark")
-    computing.set("sort", None)  # a view's rows have no order; the build's SORT BY lays out its files
+    computing = cells_select(index, table, partition_column, "spark", sort=False)  # a view's rows have no order
     return _view(cells_view(cells, stamp), reading, computing.sql(dialect="spark").encode("utf-8").hex())
 
 
@@ -245,4 +245,4 @@ def drop_partition(table: str, spec: dict[str, str], dialect: str = "spark") -> 
 
 __all__ = ["build_statements", "insert_into", "cells_columns", "cells_select", "create_cells", "bucket_expr", "head_select",
            "head_count", "drop_stamps", "drop_partition", "cells_view_statement", "redirected_view", "FALLBACK_PROPERTY",
-           "MAX_BOUNDS", "PAGE_ROWS"]
+           "MAX_BOUNDS"]

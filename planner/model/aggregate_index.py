@@ -45,6 +45,10 @@ STAMP_COLUMN, PART_COLUMN = "planner_stamp", "planner_part"  # its partition col
 HEAD, CELLS = "head", "cells"  # planner_part values: one row saying the stamp is valid; the cells
 DIMENSION_KINDS = (Kind.INTEGER, Kind.DECIMAL, Kind.DATE, Kind.STRING)
 GROUP_TYPES = ("tinyint", "smallint", "int", "bigint", "decimal", "string", "date", "boolean")
+PAGE_ROWS = 1000  # cells per Parquet page of the index (a query reads whole pages)
+#: Up to this many cells the build writes them unsorted: a query reads at most this many pages of
+#: them whole, which costs less than sorting them at every build.
+SORTED_CELLS = 20 * PAGE_ROWS
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,19 @@ class AggregateIndex:
             raise LayoutError(f"malformed aggregate index: {type(e).__name__}: {e}") from None
 
 
+def sorts_cells(index: AggregateIndex, partitions: int) -> bool:
+    """Whether the build sorts the cells by their key (``SORT BY``), so that a query's interior box
+    reads few of their pages: only when there may be more than ``SORTED_CELLS`` of them. The bound
+    is the layout's ``partitions`` (and its catch-all) times each dimension's buckets (and NULL's);
+    a group column's values are not known here, so an index with groups sorts."""
+    if index.groups:
+        return True
+    bound = partitions + 1
+    for d in index.dims:
+        bound *= d.buckets + 1
+    return bound > SORTED_CELLS
+
+
 # ---- the cells table's columns --------------------------------------------------------------------
 def bucket_column(i: int) -> str:
     return f"planner_b{i}"
@@ -274,4 +291,5 @@ class CellsState:
 
 __all__ = ["AggregateIndex", "GridDim", "IndexedExpr", "CellsState", "cells_table", "cells_view", "bucket_column",
            "group_column", "expr_columns", "ROWS_COLUMN", "STAMP_COLUMN", "PART_COLUMN", "HEAD", "CELLS",
-           "CELLS_SUFFIX", "PROPERTY", "DIMENSION_KINDS", "GROUP_TYPES"]
+           "CELLS_SUFFIX", "PROPERTY", "DIMENSION_KINDS", "GROUP_TYPES", "PAGE_ROWS", "SORTED_CELLS",
+           "sorts_cells"]
