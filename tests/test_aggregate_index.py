@@ -409,6 +409,36 @@ def test_a_builds_view_reads_its_cells_and_is_redirected_to_the_query_computing_
     assert "-- then CREATE OR REPLACE VIEW tpch.lineitem__cells_<stamp> AS the build's cells" in _cells_text(_layout())
 
 
+def test_a_view_the_table_can_no_longer_compute_is_dropped_and_no_build_means_no_statement():
+    """A table made again under the same name without the layout, beside the old cells table: its
+    builds' views cannot be pointed at it (no ``planner_pid``). Each such view is dropped, said so,
+    and the others redirected; saved SQL then fails loudly instead of reading old cells."""
+    from hive_integration.spark.cells import redirect
+    from planner.emit.cells_sql import FALLBACK_PROPERTY, cells_select
+
+    fallback = cells_select(INDEX, TABLE, sort=False).sql("spark").encode("utf-8").hex()
+    ran, said = [], []
+
+    def execute(sql: str) -> list:
+        ran.append(sql)
+        if sql.startswith("SHOW VIEWS"):
+            return [("tpch", "lineitem__cells_s1", False), ("tpch", "lineitem__cells_s2", False)]
+        if sql.startswith("SHOW TBLPROPERTIES"):
+            return [(FALLBACK_PROPERTY, fallback)]
+        if sql.startswith("CREATE OR REPLACE VIEW `tpch`.`lineitem__cells_s1`"):
+            raise RuntimeError("[UNRESOLVED_COLUMN.WITH_SUGGESTION] `planner_pid` cannot be resolved")
+        return []
+
+    redirect(execute, TABLE, {"s1", "s2"}, said.append)
+    assert "DROP VIEW IF EXISTS `tpch`.`lineitem__cells_s1`" in ran
+    assert any(q.startswith("CREATE OR REPLACE VIEW `tpch`.`lineitem__cells_s2`") for q in ran)
+    assert not any("DROP VIEW" in q and "s2" in q for q in ran)
+    assert len(said) == 1 and "lineitem__cells_s1 was dropped" in said[0] and "planner_pid" in said[0]
+    ran.clear()
+    redirect(execute, TABLE, set())
+    assert ran == []  # no build, no statement
+
+
 def test_a_dimension_with_a_bucket_per_value_is_grouped_by_the_value_then_bucketed():
     """The staged build: the inner aggregation groups by the values of ``by_value`` dimensions (no
     bucket search on every row), the outer one buckets the groups and merges their partials, sums

@@ -360,6 +360,18 @@ def test_stale_index_is_never_used(spark, table):
     apply_layout(SparkRunner(spark), _layout(src, _index(), cuts=(25, 75)), drop_old=True)  # a new generation
     assert _answer(spark, newer) == want
     assert _answer(spark, rewritten(spark, q)[0]) == want
+    # dropped by hand and made again without the layout: the cells table and its views stay behind,
+    # and the last build's view cannot compute its cells from the new table (no planner_pid). The
+    # apply drops that view: SQL saved against it fails loudly instead of reading old cells.
+    latest = rewritten(spark, q, saved=True)[0]
+    spark.sql(f"DROP TABLE {src}")
+    spark.sql(f"CREATE TABLE {src} STORED AS PARQUET AS SELECT * FROM {DB}.plain")
+    apply_layout(SparkRunner(spark), _layout(src, _index()), drop_old=True)
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(latest).collect()
+    text, explanation = rewritten(spark, q)
+    assert explanation is not None and explanation.used
+    assert _answer(spark, text) == _answer(spark, Q.format(t=f"{DB}.plain"))
     spark.sql(f"DROP TABLE IF EXISTS {DB}.batch")
 
 

@@ -88,7 +88,7 @@ def invalidate(execute: Callable[[str], list], table: str, say: Callable[[str], 
     cells = cells_table(table)
     try:
         if _exists(execute, cells):
-            redirect(execute, table, _stamps(execute, cells))
+            redirect(execute, table, _stamps(execute, cells), say)
             execute(drop_partition(cells, {PART_COLUMN: HEAD}))
         key = exp.Literal.string(PROPERTY).sql("spark")
         execute(f"ALTER TABLE {table_expr(table, 'spark').sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({key})")
@@ -98,9 +98,15 @@ def invalidate(execute: Callable[[str], list], table: str, say: Callable[[str], 
     say(f"aggregate index of {table} invalidated (queries scan until it is built again)")
 
 
-def redirect(execute: Callable[[str], list], table: str, stamps) -> None:
+def redirect(execute: Callable[[str], list], table: str, stamps, say: Callable[[str], None] = _say_nothing) -> None:
     """Point the view of each build in ``stamps`` (those that have one) at ``table`` itself: SQL
-    saved against the build then computes its cells from the rows, whatever is written next."""
+    saved against the build then computes its cells from the rows, whatever is written next.
+
+    Where ``table`` can no longer compute them (a table of that name made again without the
+    layout, beside the cells of the old one), the view is dropped instead: SQL saved against it
+    then fails, loudly, rather than read cells of rows that are gone."""
+    if not stamps:
+        return
     cells = cells_table(table)
     t = exp.to_table(cells, dialect="spark")
     prefix = f"{t.name}_".lower()
@@ -119,7 +125,12 @@ def redirect(execute: Callable[[str], list], table: str, stamps) -> None:
         except ValueError:
             raise RuntimeError(f"the view {view} has no query to compute its cells from "
                                f"({FALLBACK_PROPERTY})") from None
-        execute(statement)
+        try:
+            execute(statement)
+        except Exception as e:  # noqa: BLE001 - the table cannot compute these cells: the view goes
+            execute(exp.Drop(tables=[table_expr(view, "spark")], kind="VIEW", exists=True).sql("spark"))
+            say(f"the view {view} was dropped: {table} no longer computes its cells "
+                f"({str(e).splitlines()[0][:200]}); SQL saved against it fails until it is rewritten")
 
 
 def _run(spark, sql: str) -> list:
@@ -223,7 +234,7 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
         fits = {k: str(parse_type(v)) for k, v in have.items()} == expected
         if not fits:
             say(f"{cells} holds cells of another shape: dropping it (SQL saved before names its old columns)")
-            redirect(engine.run, table, _stamps(engine.run, cells))
+            redirect(engine.run, table, _stamps(engine.run, cells), say)
             engine.run(exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
     if not fits:
         engine.run(stmts[0])
@@ -269,7 +280,7 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
         view = False
     clock.start("old builds dropped")
     old = _stamps(engine.run, cells) - {stamp}
-    redirect(engine.run, table, old)
+    redirect(engine.run, table, old, say)
     _drop(engine, cells, sorted(old))
     clock.start("size and state")
     size = None
