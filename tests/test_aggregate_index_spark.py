@@ -34,6 +34,7 @@ import random
 from decimal import Decimal
 
 import pytest
+from sizes import LONG
 
 import planner
 from hive_integration.apply.apply_layout import SparkRunner, apply_layout
@@ -42,7 +43,6 @@ from planner.cnf.valueset import ValueSet
 from planner.model.aggregate_index import AggregateIndex, GridDim, IndexedExpr
 from planner.model.layout import Layout, Ordering, Partition, with_generation
 from planner.semantics.kinds import Kind
-from sizes import LONG
 
 DB = "aggidx"
 N_ROWS = 20_000

@@ -129,8 +129,9 @@ def redirect(execute: Callable[[str], list], table: str, stamps, say: Callable[[
             execute(statement)
         except Exception as e:  # noqa: BLE001 - the table cannot compute these cells: the view goes
             execute(exp.Drop(tables=[table_expr(view, "spark")], kind="VIEW", exists=True).sql("spark"))
+            why = str(e.__cause__ or e).strip().splitlines()  # Spark's own message, not our statement
             say(f"the view {view} was dropped: {table} no longer computes its cells "
-                f"({str(e).splitlines()[0][:200]}); SQL saved against it fails until it is rewritten")
+                f"({why[0][:200] if why else type(e).__name__}); SQL saved against it fails until it is rewritten")
 
 
 def _run(spark, sql: str) -> list:
