@@ -25,6 +25,9 @@ SCRIPTS = {
                   "page_size_sf1.md"),
     "joins": ("benchmarks.tpch_joins", "whole TPC-H join queries: pruning through joins, DPP/bloom on and off",
               "tpch_joins_sf1.md"),
+    "layout-alone": ("benchmarks.layout_alone", "the laid-out table against the table as loaded on queries it "
+                     "cannot prune, Spark alone: time, read tasks, shuffled bytes (after `joins`)",
+                     "layout_alone_sf1.md"),
     "rewrite-profile": ("benchmarks.rewrite_profile", "where the rewrite of a join query spends its time "
                         "(after `joins`)", "rewrite_profile_sf1.md"),
     "drift": ("benchmarks.drift_bench", "a drifting workload replayed on the cost model: static, full re-advise, "

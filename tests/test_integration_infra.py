@@ -15,11 +15,7 @@ from devtools.servers import ServerStartError, StandaloneMetastore, port_open
 from devtools.tpch_data import generate_lineitem, load_table
 from hive_integration.metastore.hiveserver2 import HiveServer2Client
 from hive_integration.metastore.thrift_client import MetastoreClient, parse_uri
-from hive_integration.spark.metrics import (
-    ScanMetrics,
-    collect_scan_metrics,
-    run_measured,
-)
+from hive_integration.spark.metrics import ScanMetrics, collect_scan_metrics, run_measured, shuffle_bytes_of_plan
 from hive_integration.spark.spark_errors import SparkError
 from planner.errors import ApplyError, InputError, MetastoreError, PlannerError
 
@@ -179,6 +175,19 @@ def test_collect_scan_metrics_needs_the_action_on_the_same_dataframe(spark, part
     df = spark.sql(f"SELECT * FROM {partitioned} WHERE p = 0")
     df.collect()
     assert collect_scan_metrics(df)[0].rows == 100
+
+
+@pytest.mark.spark
+def test_shuffle_bytes_are_those_the_exchanges_wrote(spark, partitioned):
+    """A scan alone shuffles nothing; a GROUP BY's exchange wrote some bytes, found under AQE's
+    query stages."""
+    def shuffled(sql: str) -> int:
+        df = spark.sql(sql)
+        df.collect()
+        return shuffle_bytes_of_plan(df._jdf.queryExecution().executedPlan())
+
+    assert shuffled(f"SELECT * FROM {partitioned} WHERE p = 0") == 0
+    assert shuffled(f"SELECT p, count(*) FROM {partitioned} GROUP BY p") > 0
 
 
 @pytest.mark.spark

@@ -147,6 +147,22 @@ def scan_metrics_of_plan(plan) -> list[ScanMetrics]:
     return found
 
 
+def shuffle_bytes_of_plan(plan) -> int:
+    """Bytes the shuffles under a (Py4J) SparkPlan wrote (``shuffleBytesWritten`` of each
+    exchange, counted once; after an action on the plan's query)."""
+    total, seen, stack = 0, set(), [plan]
+    while stack:
+        node = stack.pop()
+        kind = node.getClass().getSimpleName()
+        if kind == "ShuffleExchangeExec":
+            key = _metric_ids(node)
+            if key not in seen:
+                seen.add(key)
+                total += _metric(node, "shuffleBytesWritten") or 0
+        stack.extend(_inner_plans(node, kind))
+    return total
+
+
 def collect_scan_metrics(df: DataFrame) -> list[ScanMetrics]:
     """Scan metrics of ``df``'s executed plan; call only after an action on ``df``."""
     return scan_metrics_of_plan(df._jdf.queryExecution().executedPlan())
