@@ -25,18 +25,22 @@ from benchmarks.harness import RESULTS, Timings, markdown_table, reproduce, writ
 
 ROOT = Path(__file__).resolve().parent.parent
 DB = "bench_joins"
-TABLES = {"as loaded": f"{DB}.lineitem_copy", "laid out": f"{DB}.lineitem"}
+SETUPS = ("as loaded", "laid out")
 UNPRUNED = ("q05", "q08", "q21", "q04")
 
 
-def queries(seed: int) -> dict[str, str]:
+def tables(db: str) -> dict[str, str]:
+    return {"as loaded": f"{db}.lineitem_copy", "laid out": f"{db}.lineitem"}
+
+
+def queries(seed: int, db: str = DB) -> dict[str, str]:
     """Name -> SQL over ``{lineitem}`` (the table measured)."""
     import re
 
     from benchmarks.tpch_joins import held_out_queries
 
     out = {"scan of two columns": "SELECT sum(l_extendedprice * (1 - l_discount)), count(*) FROM {lineitem}",
-           "lineitem ⋈ orders": f"SELECT count(*), sum(o_totalprice) FROM {{lineitem}} JOIN {DB}.orders "
+           "lineitem ⋈ orders": f"SELECT count(*), sum(o_totalprice) FROM {{lineitem}} JOIN {db}.orders "
                                 "ON l_orderkey = o_orderkey"}
     for name, sql in held_out_queries(seed, 1):
         if name in UNPRUNED:
@@ -50,14 +54,16 @@ def tasks_of(spark, table: str) -> list[int]:
     return rdd.mapPartitions(lambda rows: [sum(1 for _ in rows)]).collect()
 
 
-def run(spark, rounds: int, seed: int) -> dict:
+def run(spark, rounds: int, seed: int, db: str = DB) -> dict:
+    """Every query on both tables of ``db`` (the current database: the join queries name the other
+    tables without it), ``rounds`` times."""
     from hive_integration.spark.metrics import shuffle_bytes_of_plan
 
     timings, shuffled = Timings(), {}
-    qs = queries(seed)
+    qs, measured = queries(seed, db), tables(db)
     for r in range(rounds):
         for name, sql in qs.items():
-            order = list(TABLES.items()) if (r + len(name)) % 2 == 0 else list(TABLES.items())[::-1]
+            order = list(measured.items()) if (r + len(name)) % 2 == 0 else list(measured.items())[::-1]
             for setup, table in order:
                 text = sql.format(lineitem=table)
                 started = time.perf_counter()
@@ -67,9 +73,9 @@ def run(spark, rounds: int, seed: int) -> dict:
                 shuffled[(setup, name)] = shuffle_bytes_of_plan(df._jdf.queryExecution().executedPlan())
     rows = []
     for name in qs:
-        fast = {s: timings.fastest(s, name).seconds for s in TABLES}
-        rows.append({"query": name, "seconds": fast, "shuffle_bytes": {s: shuffled[(s, name)] for s in TABLES}})
-    return {"rows": rows, "tasks": {s: tasks_of(spark, t) for s, t in TABLES.items()}, "loads": timings.loads()}
+        fast = {s: timings.fastest(s, name).seconds for s in SETUPS}
+        rows.append({"query": name, "seconds": fast, "shuffle_bytes": {s: shuffled[(s, name)] for s in SETUPS}})
+    return {"rows": rows, "tasks": {s: tasks_of(spark, t) for s, t in measured.items()}, "loads": timings.loads()}
 
 
 def report(data: dict, argv) -> str:
