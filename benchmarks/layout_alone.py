@@ -18,6 +18,7 @@ round), and the bytes its shuffles wrote (Spark's ``shuffleBytesWritten``).
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from pathlib import Path
 
@@ -35,8 +36,6 @@ def tables(db: str) -> dict[str, str]:
 
 def queries(seed: int, db: str = DB) -> dict[str, str]:
     """Name -> SQL over ``{lineitem}`` (the table measured)."""
-    import re
-
     from benchmarks.tpch_joins import held_out_queries
 
     out = {"scan of two columns": "SELECT sum(l_extendedprice * (1 - l_discount)), count(*) FROM {lineitem}",
@@ -78,11 +77,11 @@ def run(spark, rounds: int, seed: int, db: str = DB) -> dict:
     return {"rows": rows, "tasks": {s: tasks_of(spark, t) for s, t in measured.items()}, "loads": timings.loads()}
 
 
-def report(data: dict, argv) -> str:
+def report(data: dict, scale: float, argv) -> str:
     lo, hi = data["loads"]
-    lines = ["# The laid-out table alone on queries it cannot prune (SF 1)", "",
+    lines = [f"# The laid-out table alone on queries it cannot prune (SF {scale:g})", "",
              f"Reproduce: `{reproduce('benchmarks.layout_alone', argv)}` after `benchmarks.tpch_joins "
-             f"--scale 1` (load average {lo:.1f}–{hi:.1f}). Spark alone, no planner rewrite: each query as "
+             f"--scale {scale:g}` (load average {lo:.1f}–{hi:.1f}). Spark alone, no planner rewrite: each query as "
              "written on lineitem as loaded (`l_orderkey` order) and on lineitem as `tpch_joins` laid it "
              "out. Seconds: the fastest of the rounds; shuffled: the bytes the query's shuffles wrote.", ""]
     table = []
@@ -117,7 +116,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"run `python -m benchmarks.tpch_joins --scale {a.scale:g}` first: it lays out {DB}.lineitem")
     spark.catalog.setCurrentDatabase(DB)  # the join queries name the other tables without it
     data = run(spark, a.rounds, a.seed)
-    text = report(data, argv)
+    text = report(data, a.scale, argv)
     write_result(f"layout_alone_sf{a.scale:g}", text, data, Path(a.out))
     print(text)
     spark.stop()

@@ -139,7 +139,8 @@ def test_join_benchmark_and_its_rewrite_profile(spark, tmp_path):
     assert _header(text, "query").startswith("| query | rows copy | rows layout | rows layout+joins |")
     assert len(results) == 2 * len(tpch_joins.RUNS)
     assert spark.sql(f"SHOW TBLPROPERTIES {db}.lineitem_copy ('{tpch_joins.COPY_MARK}')").collect()[0][1] == "loader"
-    text = layout_alone.report(alone, ["--scale", "0.01"])
+    text = layout_alone.report(alone, 0.01, ["--scale", "0.01"])
+    assert text.startswith("# The laid-out table alone on queries it cannot prune (SF 0.01)")
     assert _header(text, "query").startswith("| query | as loaded s | laid out s |")
     assert "| lineitem ⋈ orders |" in text and "| q05 |" in text and "Read tasks of a plain scan" in text
     shown = rewrite_profile.report(profile, 0.01, "cmd")

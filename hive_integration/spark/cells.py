@@ -43,6 +43,7 @@ from planner.emit.cells_sql import (
     cells_columns,
     cells_select,
     cells_view_statement,
+    create_cells,
     drop_partition,
     drop_stamps,
     head_count,
@@ -226,7 +227,6 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
     cells = cells_table(table)
     want = cells_columns(spec)
     sort = sorts_cells(spec, len(layout.partitions))
-    stmts = build_statements(spec, table, cells, "", layout.partition_column, "spark", sort)
     clock.start("checks")
     fits = False
     if _exists(engine.run, cells):
@@ -238,7 +238,7 @@ def _build(engine: BuildEngine, layout: Layout, say: Callable[[str], None], cloc
             redirect(engine.run, table, _stamps(engine.run, cells), say)
             engine.run(exp.Drop(tables=[table_expr(cells, "spark")], kind="TABLE").sql("spark"))
     if not fits:
-        engine.run(stmts[0])
+        engine.run(create_cells(spec, cells, table).sql("spark"))
     query = cells_select(spec, table, layout.partition_column, "spark", sort)
     got = engine.query_types(query.sql(dialect="spark"))
     wrong = [f"{k}: {got.get(k)} (expected {v})" for k, v in want.items() if parse_type(got.get(k, "void")) != parse_type(v)]
